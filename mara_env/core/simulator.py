@@ -1,0 +1,191 @@
+"""The slot-by-slot cluster simulator (DESIGN section 3). Pure numpy; knows nothing of PettingZoo.
+
+One call to :meth:`Simulator.step` plays one slot: every node trains the task in the table row it was
+assigned (or idles), tasks gain work and report a loss, tasks that reached their target complete,
+tasks whose deadline was this slot expire, then the clock advances and new arrivals are admitted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mara_env.core.config import SimConfig
+from mara_env.core.metrics import RunCounters
+from mara_env.core.task import TaskSpec, TaskState, parallel_efficiency
+
+IDLE = -1
+
+
+@dataclass
+class SlotResult:
+    """What happened in one slot."""
+
+    slot: int
+    completed: list[int] = field(default_factory=list)
+    expired: list[int] = field(default_factory=list)
+    work: dict[int, float] = field(default_factory=dict)
+    switches: int = 0
+
+
+class Simulator:
+    """A cluster of ``num_nodes`` nodes serving the tasks of one episode.
+
+    Parameters
+    ----------
+    config:
+        The cluster's static parameters.
+    tasks:
+        Every task of the episode (any order; admitted when their arrival slot comes).
+    """
+
+    def __init__(self, config: SimConfig, tasks: Sequence[TaskSpec]) -> None:
+        self.config = config
+        self._tasks = sorted(tasks, key=lambda t: (t.arrival, t.task_id))
+        ids = [t.task_id for t in self._tasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("task_id values must be unique within an episode")
+        self.speeds = config.speeds()
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        """Back to slot 0 with the same tasks."""
+        cfg = self.config
+        self.slot = 0
+        self.rows: list[TaskState | None] = [None] * cfg.max_tasks
+        self.queue: deque[TaskState] = deque()
+        self.node_up = np.ones(cfg.num_nodes, dtype=bool)
+        self.last_row = np.full(cfg.num_nodes, IDLE, dtype=np.int64)  # row trained last slot
+        self.last_task = np.full(cfg.num_nodes, IDLE, dtype=np.int64)  # its task id
+        self.counters = RunCounters()
+        self._next_arrival = 0
+        self._admit()
+
+    @property
+    def done(self) -> bool:
+        """True once all ``horizon`` slots have been played."""
+        return self.slot >= self.config.horizon
+
+    def live_tasks(self) -> list[TaskState]:
+        """Tasks in the table (schedulable)."""
+        return [t for t in self.rows if t is not None]
+
+    def num_live(self) -> int:
+        """Tasks in the system: in the table or waiting in the admission queue."""
+        return sum(t is not None for t in self.rows) + len(self.queue)
+
+    def potential(self) -> float:
+        """``Phi`` = summed progress toward target of the tasks in the system."""
+        return float(sum(t.progress() for t in self.rows if t is not None))
+
+    def set_node_up(self, node: int, up: bool) -> None:
+        """Bring a node down (it can only idle) or back up."""
+        if not 0 <= node < self.config.num_nodes:
+            raise ValueError(f"node must be in [0, {self.config.num_nodes - 1}], got {node}")
+        self.node_up[node] = bool(up)
+
+    def metrics(self) -> dict[str, float]:
+        """Metrics of the run so far (see :class:`RunCounters`)."""
+        return self.counters.metrics(live=self.num_live())
+
+    # ------------------------------------------------------------------ dynamics
+    def check_assignment(self, assignment: Sequence[int]) -> np.ndarray:
+        """Validate one slot's assignment (row per node, ``-1`` = idle); raise ``ValueError`` if bad."""
+        cfg = self.config
+        if self.done:
+            raise ValueError(f"the run is over: all {cfg.horizon} slots have been played; call reset()")
+        rows = np.asarray(assignment)
+        if rows.shape != (cfg.num_nodes,) or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"assignment must be {cfg.num_nodes} integers (row or -1), got {assignment!r}")
+        for node, row in enumerate(rows.tolist()):
+            if row == IDLE:
+                continue
+            if not 0 <= row < cfg.max_tasks:
+                raise ValueError(f"node {node}: row must be -1 (idle) or in [0, {cfg.max_tasks - 1}], got {row}")
+            if not self.node_up[node]:
+                raise ValueError(f"node {node} is down and may only idle, got row {row}")
+            task = self.rows[row]
+            if task is None:
+                raise ValueError(f"node {node}: row {row} is empty")
+            if task.spec.deadline < self.slot:
+                raise ValueError(f"node {node}: task in row {row} is past its deadline")
+        return rows.astype(np.int64)
+
+    def step(self, assignment: Sequence[int]) -> SlotResult:
+        """Play one slot. Validates first: a bad assignment raises and changes nothing."""
+        rows = self.check_assignment(assignment)
+        result = SlotResult(slot=self.slot)
+        trained = self._train(rows, result)
+        self._finish(trained, result)
+        self._expire(result)
+        self.slot += 1
+        self.counters.slots += 1
+        if not self.done:
+            self._admit()
+        return result
+
+    def _train(self, rows: np.ndarray, result: SlotResult) -> list[TaskState]:
+        cfg, counters = self.config, self.counters
+        counters.up_node_slots += int(self.node_up.sum())
+        new_last_task = np.full(cfg.num_nodes, IDLE, dtype=np.int64)
+        trained: list[TaskState] = []
+        for task in self.live_tasks():
+            task.nodes_last_slot = 0
+        for row in np.unique(rows[rows != IDLE]).tolist():
+            task = self.rows[row]
+            nodes = np.flatnonzero(rows == row)
+            switched = self.last_task[nodes] != task.spec.task_id
+            effective = self.speeds[nodes] * np.where(switched, 1.0 - cfg.switch_cost, 1.0)
+            work = float(effective.sum()) * parallel_efficiency(nodes.size, task.spec.scaling_exponent)
+            task.train(work)
+            task.nodes_last_slot = int(nodes.size)
+            new_last_task[nodes] = task.spec.task_id
+            result.work[task.spec.task_id] = work
+            result.switches += int(switched.sum())
+            counters.credited_work += work
+            counters.busy_node_slots += int(nodes.size)
+            trained.append(task)
+        counters.switches += result.switches
+        self.last_task = new_last_task
+        self.last_row = rows.copy()
+        return trained
+
+    def _finish(self, trained: list[TaskState], result: SlotResult) -> None:
+        for task in trained:
+            if task.reached_target:
+                self.rows[task.row] = None
+                self.counters.completed += 1
+                result.completed.append(task.spec.task_id)
+
+    def _expire(self, result: SlotResult) -> None:
+        counters = self.counters
+        for task in self.live_tasks() + list(self.queue):
+            if task.spec.deadline > self.slot:
+                continue
+            if task.row >= 0:
+                self.rows[task.row] = None
+            else:
+                self.queue.remove(task)
+            counters.expired += 1
+            counters.wasted_work += task.work
+            need = task.spec.required_work
+            counters.failure_shortfall_sum += max(0.0, 1.0 - task.work / need) if np.isfinite(need) else 1.0
+            result.expired.append(task.spec.task_id)
+
+    def _admit(self) -> None:
+        """Queue this slot's arrivals, then give free table rows to the queue in FIFO order."""
+        while self._next_arrival < len(self._tasks) and self._tasks[self._next_arrival].arrival <= self.slot:
+            self.queue.append(TaskState(self._tasks[self._next_arrival]))
+            self._next_arrival += 1
+            self.counters.arrived += 1
+        for row, occupant in enumerate(self.rows):
+            if not self.queue:
+                break
+            if occupant is None:
+                task = self.queue.popleft()
+                task.row = row
+                self.rows[row] = task

@@ -1,0 +1,61 @@
+"""Workloads by name, load presets, and ``describe()``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from mara_env.workloads.base import Workload, mean_required_work
+from mara_env.workloads.synthetic import SyntheticWorkload
+
+WORKLOADS: dict[str, Callable[[], Workload]] = {
+    "synthetic": SyntheticWorkload,
+}
+
+# Offered load = arrival rate x mean required work / total node speed. ``train`` is the load the
+# MARA policy is trained at, calibrated so that good heuristics complete roughly 50-70% of tasks
+# (see docs/environment.md); the others are the unseen heavier loads.
+LOAD_PRESETS: dict[str, float] = {"train": 1.0, "heavy": 1.5, "extreme": 2.0}
+
+
+def register_workload(name: str, factory: Callable[[], Workload]) -> None:
+    """Make ``factory`` available as ``workload=name`` in the environment."""
+    WORKLOADS[name] = factory
+
+
+def make_workload(name: str) -> Workload:
+    """The workload registered as ``name``; ``ValueError`` listing the allowed names otherwise."""
+    if name not in WORKLOADS:
+        raise ValueError(f"workload must be one of {sorted(WORKLOADS)}, got {name!r}")
+    return WORKLOADS[name]()
+
+
+def resolve_load(load: str | float) -> float:
+    """A preset name or a positive number, as an offered load."""
+    if isinstance(load, str):
+        if load not in LOAD_PRESETS:
+            raise ValueError(f"load must be one of {sorted(LOAD_PRESETS)} or a number > 0, got {load!r}")
+        return LOAD_PRESETS[load]
+    if isinstance(load, bool) or not isinstance(load, (int, float)) or not load > 0 or load == float("inf"):
+        raise ValueError(f"load must be one of {sorted(LOAD_PRESETS)} or a finite number > 0, got {load!r}")
+    return float(load)
+
+
+@lru_cache(maxsize=None)
+def workload_mean_work(name: str) -> float:
+    """Mean required work of a registered workload (cached; a fixed-seed Monte-Carlo estimate)."""
+    return mean_required_work(make_workload(name))
+
+
+def describe(num_nodes: int = 8) -> str:
+    """A table of every workload x load preset with its offered load, mean work and arrival rate."""
+    lines = [
+        f"{'workload':<12}{'load':<10}{'offered':>9}{'mean work':>11}{'tasks/slot':>12}   (num_nodes={num_nodes})"
+    ]
+    for name in sorted(WORKLOADS):
+        mean = workload_mean_work(name)
+        for preset, value in LOAD_PRESETS.items():
+            lines.append(f"{name:<12}{preset:<10}{value:>9.2f}{mean:>11.1f}{value * num_nodes / mean:>12.3f}")
+    text = "\n".join(lines)
+    print(text)
+    return text
