@@ -114,7 +114,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         )
         require(isinstance(shaping, bool), "shaping", "True or False", shaping)
         require(forecaster is None or forecaster in FORECASTERS, "forecaster", f"one of {FORECASTERS}", forecaster)
-        require(invalid_action in INVALID_ACTION_MODES, "invalid_action", f"one of {INVALID_ACTION_MODES}", invalid_action)
+        require(
+            invalid_action in INVALID_ACTION_MODES, "invalid_action", f"one of {INVALID_ACTION_MODES}", invalid_action
+        )
         require(
             render_mode is None or render_mode in self.metadata["render_modes"],
             "render_mode",
@@ -139,7 +141,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         obs_space = spaces.Dict({"observation": obs_box, "action_mask": mask_box})
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(max_tasks + 1) for a in self.possible_agents}
-        state_size = len(HEADER) + len(GLOBAL_FEATURES) + num_nodes * len(NODE_FEATURES) + max_tasks * self.layout.row_size
+        state_size = (
+            len(HEADER) + len(GLOBAL_FEATURES) + num_nodes * len(NODE_FEATURES) + max_tasks * self.layout.row_size
+        )
         self.state_space = spaces.Box(-BOUND, BOUND, shape=(state_size,), dtype=np.float32)
         self._np_random: np.random.Generator | None = None
         self.sim: Simulator | None = None
@@ -186,13 +190,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._idle_mask = np.eye(1, self.layout.max_tasks + 1, dtype=np.int8)[0]
         k, m = self.layout.max_tasks, self.sim_config.num_nodes
         self._global = np.array(
-            [sim.slot / self.sim_config.horizon, 1.0, sim.node_up.sum() / m, (task_mask[1:].sum()) / k, len(sim.queue) / k],
+            [
+                sim.slot / self.sim_config.horizon,
+                1.0,
+                sim.node_up.sum() / m,
+                (task_mask[1:].sum()) / k,
+                len(sim.queue) / k,
+            ],
             dtype=np.float32,
         )
         speeds = self.sim.speeds
-        self._nodes = np.stack(
-            [np.arange(m) / m, speeds, sim.node_up, (sim.last_row + 1) / k], axis=1
-        ).astype(np.float32)
+        self._nodes = np.stack([np.arange(m) / m, speeds, sim.node_up, (sim.last_row + 1) / k], axis=1).astype(
+            np.float32
+        )
 
     # ------------------------------------------------------------------ views
     def action_mask(self, agent: str) -> np.ndarray:

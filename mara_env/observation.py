@@ -207,9 +207,9 @@ def build_table(sim: Simulator, layout: ObservationLayout, forecasts: np.ndarray
         works = task.history_work[-h:]
         losses = task.history_loss[-h:]
         start = w0 + 2 * (h - len(works))
-        r[start:w0 + 2 * h:2] = np.minimum(np.asarray(works) / WORK_SCALE, BOUND)
-        r[start + 1:w0 + 2 * h:2] = [safe_log_ratio(v, spec.target) for v in losses]
+        r[start : w0 + 2 * h : 2] = np.minimum(np.asarray(works) / WORK_SCALE, BOUND)
+        r[start + 1 : w0 + 2 * h : 2] = [safe_log_ratio(v, spec.target) for v in losses]
     if forecasts is not None:
         f0 = len(ROW_FEATURES)
-        table[:, f0:f0 + len(FORECAST_FEATURES)] = np.clip(forecasts, -BOUND, BOUND)
+        table[:, f0 : f0 + len(FORECAST_FEATURES)] = np.clip(forecasts, -BOUND, BOUND)
     return table

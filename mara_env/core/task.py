@@ -53,13 +53,9 @@ class TaskSpec:
         if self.arrival < 0:
             raise ValueError(f"task {self.task_id}: arrival must be >= 0, got {self.arrival}")
         if self.deadline < self.arrival:
-            raise ValueError(
-                f"task {self.task_id}: deadline ({self.deadline}) must be >= arrival ({self.arrival})"
-            )
+            raise ValueError(f"task {self.task_id}: deadline ({self.deadline}) must be >= arrival ({self.arrival})")
         if not 0.0 < self.scaling_exponent <= 1.0:
-            raise ValueError(
-                f"task {self.task_id}: scaling_exponent must be in (0, 1], got {self.scaling_exponent}"
-            )
+            raise ValueError(f"task {self.task_id}: scaling_exponent must be in (0, 1], got {self.scaling_exponent}")
         if not self.target > 0:
             raise ValueError(f"task {self.task_id}: target must be > 0, got {self.target}")
 
@@ -111,4 +107,3 @@ class TaskState:
             return 1.0
         done = (math.log(start) - math.log(self.best_loss)) / (math.log(start) - math.log(target))
         return min(max(done, 0.0), 1.0)
-

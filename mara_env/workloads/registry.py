@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 from mara_env.workloads.base import Workload, mean_required_work
 from mara_env.workloads.synthetic import SyntheticWorkload
@@ -15,7 +15,7 @@ WORKLOADS: dict[str, Callable[[], Workload]] = {
 # Offered load = arrival rate x mean required work / total node speed. ``train`` is the load the
 # MARA policy is trained at, calibrated so that good heuristics complete roughly 50-70% of tasks
 # (see docs/environment.md); the others are the unseen heavier loads.
-LOAD_PRESETS: dict[str, float] = {"train": 1.0, "heavy": 1.5, "extreme": 2.0}
+LOAD_PRESETS: dict[str, float] = {"train": 1.4, "heavy": 2.1, "extreme": 2.8}
 
 
 def register_workload(name: str, factory: Callable[[], Workload]) -> None:
@@ -41,7 +41,7 @@ def resolve_load(load: str | float) -> float:
     return float(load)
 
 
-@lru_cache(maxsize=None)
+@cache
 def workload_mean_work(name: str) -> float:
     """Mean required work of a registered workload (cached; a fixed-seed Monte-Carlo estimate)."""
     return mean_required_work(make_workload(name))
@@ -49,9 +49,7 @@ def workload_mean_work(name: str) -> float:
 
 def describe(num_nodes: int = 8) -> str:
     """A table of every workload x load preset with its offered load, mean work and arrival rate."""
-    lines = [
-        f"{'workload':<12}{'load':<10}{'offered':>9}{'mean work':>11}{'tasks/slot':>12}   (num_nodes={num_nodes})"
-    ]
+    lines = [f"{'workload':<12}{'load':<10}{'offered':>9}{'mean work':>11}{'tasks/slot':>12}   (num_nodes={num_nodes})"]
     for name in sorted(WORKLOADS):
         mean = workload_mean_work(name)
         for preset, value in LOAD_PRESETS.items():

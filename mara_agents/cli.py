@@ -1,0 +1,112 @@
+"""The ``mara`` command line: ``mara compare`` (schedulers side by side) and ``mara describe`` (presets)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+
+from mara_agents.evaluation import evaluate
+from mara_agents.registry import SCHEDULERS
+from mara_agents.stats import summarize
+
+TABLE_METRICS = ("completion_rate", "completed", "arrived", "wasted_work", "utilisation", "switches_per_task")
+
+
+def format_table(summaries: dict[str, dict], metrics: Sequence[str] = TABLE_METRICS) -> str:
+    """A markdown table: one line per scheduler, ``mean ± 95% CI`` per metric."""
+    header = "| scheduler | " + " | ".join(metrics) + " |"
+    lines = [header, "|" + "---|" * (len(metrics) + 1)]
+    for name, summary in summaries.items():
+        cells = []
+        for metric in metrics:
+            s = summary[metric]
+            cells.append(f"{s['mean']:.3f} ± {s['ci95']:.3f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict:
+    load: str | float = args.load
+    with contextlib.suppress(ValueError):
+        load = float(args.load)
+    return {
+        "num_nodes": args.num_nodes,
+        "max_tasks": args.max_tasks,
+        "horizon": args.horizon,
+        "workload": args.workload,
+        "load": load,
+    }
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    env_kwargs = _env_kwargs(args)
+    seeds = range(args.seed_start, args.seed_start + args.seeds)
+    summaries, records = {}, {}
+    for name in args.agents:
+        records[name] = evaluate(name, seeds, progress=not args.quiet, **env_kwargs)
+        summaries[name] = summarize(records[name])
+    config = ", ".join(f"{k}={v}" for k, v in env_kwargs.items())
+    print(f"{len(seeds)} seeds ({seeds.start}..{seeds.stop - 1}); {config}; mean ± 95% CI\n")
+    print(format_table(summaries))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"config": env_kwargs, "seeds": list(seeds), "records": records}, fh, indent=1)
+    return 0
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    from mara_env.workloads import describe
+
+    describe(num_nodes=args.num_nodes)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mara", description="Cluster scheduling of training tasks: a PettingZoo benchmark."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    compare = sub.add_parser("compare", help="compare schedulers over seeded episodes and print a table")
+    compare.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(SCHEDULERS),
+        choices=sorted(SCHEDULERS),
+        metavar="NAME",
+        help=f"schedulers to compare (default: all of {sorted(SCHEDULERS)})",
+    )
+    compare.add_argument("--seeds", type=int, default=20, help="number of episodes per scheduler (default 20)")
+    compare.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    compare.add_argument("--workload", default="synthetic", help="workload name (default synthetic)")
+    compare.add_argument("--load", default="train", help="load preset (train, heavy, extreme) or a number > 0")
+    compare.add_argument("--num-nodes", type=int, default=8)
+    compare.add_argument("--max-tasks", type=int, default=16)
+    compare.add_argument("--horizon", type=int, default=300)
+    compare.add_argument("--json", metavar="PATH", help="also write the per-episode records here")
+    compare.add_argument("--quiet", action="store_true", help="no progress bars")
+    compare.set_defaults(func=cmd_compare)
+
+    desc = sub.add_parser("describe", help="print the workload x load presets")
+    desc.add_argument("--num-nodes", type=int, default=8)
+    desc.set_defaults(func=cmd_describe)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "seeds", 1) < 1:
+        parser.error("--seeds must be >= 1")
+    try:
+        return args.func(args)
+    except ValueError as err:  # bad config: one clear line, no traceback
+        print(f"mara: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Schedulers by name: ``mara_agents.make(name, **kw)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mara_agents.base import Scheduler
+from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
+
+SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
+    "random": RandomScheduler,
+    "round_robin": RoundRobinScheduler,
+    "uniform": UniformScheduler,
+    "edf": EDFScheduler,
+}
+
+
+def register(name: str, factory: Callable[..., Scheduler]) -> None:
+    """Make ``factory`` available as ``mara_agents.make(name)``."""
+    SCHEDULERS[name] = factory
+
+
+def make(name: str, **kwargs) -> Scheduler:
+    """A new scheduler registered as ``name``; ``ValueError`` listing the names otherwise."""
+    if name not in SCHEDULERS:
+        raise ValueError(f"scheduler must be one of {sorted(SCHEDULERS)}, got {name!r}")
+    return SCHEDULERS[name](**kwargs)

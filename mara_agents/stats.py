@@ -1,0 +1,47 @@
+"""Means and 95% confidence intervals of per-episode metrics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+# Two-sided 95% Student-t critical values for 1..30 degrees of freedom.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t_critical_95(dof: int) -> float:
+    """Two-sided 95% Student-t quantile; a Cornish-Fisher expansion beyond 30 degrees of freedom."""
+    if dof < 1:
+        return float("nan")
+    if dof <= len(_T95):
+        return _T95[dof - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of its 95% t-interval (``nan`` half-width for fewer than 2 values)."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("mean_ci95 needs at least one value")
+    mean = sum(values) / n
+    if n < 2:
+        return mean, float("nan")
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, t_critical_95(n - 1) * math.sqrt(var / n)
+
+
+def summarize(records: Sequence[dict]) -> dict[str, dict[str, float]]:
+    """For every numeric metric of ``records`` (except ``seed``): ``{"mean", "ci95", "n"}``."""
+    if not records:
+        raise ValueError("summarize needs at least one record")
+    keys = [k for k, v in records[0].items() if k != "seed" and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    summary = {}
+    for key in keys:
+        mean, half = mean_ci95([float(r[key]) for r in records])
+        summary[key] = {"mean": mean, "ci95": half, "n": len(records)}
+    return summary

@@ -1,0 +1,55 @@
+"""PettingZoo's own conformance tests on the registered environment."""
+
+from functools import partial
+from types import SimpleNamespace
+
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, seed_test
+
+import mara_env
+
+SIZES = [(1, 1), (1, 32), (4, 2), (4, 32), (16, 4), (16, 64)]
+
+
+def make_aec(**kw):
+    return pettingzoo.make("aec", mara_env.ENV_ID, **kw)
+
+
+def make_parallel(**kw):
+    return pettingzoo.make("parallel", mara_env.ENV_ID, **kw)
+
+
+@pytest.mark.parametrize("num_nodes, max_tasks", SIZES)
+def test_api(num_nodes, max_tasks):
+    api_test(make_aec(num_nodes=num_nodes, max_tasks=max_tasks, horizon=80), num_cycles=300)
+
+
+@pytest.mark.parametrize("num_nodes, max_tasks", SIZES)
+def test_parallel_api(num_nodes, max_tasks):
+    parallel_api_test(make_parallel(num_nodes=num_nodes, max_tasks=max_tasks, horizon=80), num_cycles=300)
+
+
+@pytest.mark.parametrize("num_nodes, max_tasks", SIZES)
+def test_seed(num_nodes, max_tasks):
+    seed_test(partial(make_aec, num_nodes=num_nodes, max_tasks=max_tasks, horizon=80), num_cycles=300)
+
+
+@pytest.mark.parametrize("num_nodes, max_tasks", SIZES)
+def test_max_cycles(num_nodes, max_tasks):
+    # max_cycles_test samples actions without the mask, so masked actions are played as idle here.
+    kw = {"num_nodes": num_nodes, "max_tasks": max_tasks, "invalid_action": "idle"}
+    module = SimpleNamespace(env=partial(make_aec, **kw), parallel_env=partial(make_parallel, **kw))
+    max_cycles_test(module)
+
+
+def test_registered_in_both_registries():
+    assert mara_env.ENV_ID in pettingzoo.aec_registry
+    assert mara_env.ENV_ID in pettingzoo.parallel_registry
+
+
+def test_module_level_constructors_are_petting_zoo_envs():
+    assert isinstance(mara_env.env(), pettingzoo.AECEnv)
+    assert isinstance(mara_env.raw_env(), pettingzoo.AECEnv)
+    assert isinstance(mara_env.parallel_env(), pettingzoo.ParallelEnv)
+    assert mara_env.raw_env.metadata["is_parallelizable"] is True

@@ -1,0 +1,78 @@
+"""The synthetic workload, the episode generator and load presets."""
+
+import numpy as np
+import pytest
+
+from mara_env.workloads import (
+    LOAD_PRESETS,
+    DeadlineModel,
+    SyntheticWorkload,
+    arrival_rate,
+    generate_episode,
+    make_workload,
+    resolve_load,
+    workload_mean_work,
+)
+from mara_env.workloads.synthetic import FAMILIES
+
+
+def test_synthetic_curves_decrease_reach_their_target_and_cover_every_family():
+    draws = SyntheticWorkload().sample_tasks(np.random.default_rng(0), 400)
+    assert {d.family for d in draws} == set(FAMILIES)
+    for d in draws:
+        losses = d.curve.losses
+        assert np.all(np.isfinite(losses)) and np.all(losses > 0)
+        assert losses[-20:].mean() < losses[:5].mean()  # decreasing overall
+        need = d.curve.work_to_reach(d.target)
+        assert 0 < need <= d.curve.max_work
+        assert d.target < losses[0]
+        assert 0.6 <= d.scaling_exponent <= 0.95
+
+
+def test_required_work_spans_a_few_to_about_a_hundred_node_slots():
+    draws = SyntheticWorkload().sample_tasks(np.random.default_rng(1), 2000)
+    need = np.array([d.curve.work_to_reach(d.target) for d in draws])
+    assert need.min() >= 1.0 and need.max() <= 96.0 + 1e-9
+    assert 20 < need.mean() < 35
+    assert workload_mean_work("synthetic") == pytest.approx(need.mean(), rel=0.1)
+
+
+def test_episode_tasks_are_decided_within_the_horizon():
+    rng = np.random.default_rng(2)
+    tasks = generate_episode(SyntheticWorkload(), rng, rate=0.5, horizon=200)
+    assert tasks, "a rate of 0.5 over 200 slots must generate tasks"
+    assert all(t.arrival <= t.deadline < 200 for t in tasks)
+    assert [t.task_id for t in tasks] == list(range(len(tasks)))
+    assert all(np.diff([t.arrival for t in tasks]) >= 0)
+
+
+def test_deadline_gives_the_drawn_slack_over_the_typical_share():
+    draw = SyntheticWorkload().sample_tasks(np.random.default_rng(3), 1)[0]
+    need = draw.curve.work_to_reach(draw.target)
+    model = DeadlineModel(slack_range=(2.0, 2.0), typical_nodes=1)
+    assert model.deadline(np.random.default_rng(0), 10, draw) == 10 + int(np.ceil(2.0 * need)) - 1
+
+
+def test_same_seed_same_tasks():
+    a = generate_episode(SyntheticWorkload(), np.random.default_rng(9), 0.4, 100)
+    b = generate_episode(SyntheticWorkload(), np.random.default_rng(9), 0.4, 100)
+    assert [(t.arrival, t.deadline, t.target) for t in a] == [(t.arrival, t.deadline, t.target) for t in b]
+
+
+def test_load_presets_and_rate():
+    assert LOAD_PRESETS["heavy"] == pytest.approx(1.5 * LOAD_PRESETS["train"])
+    assert LOAD_PRESETS["extreme"] == pytest.approx(2.0 * LOAD_PRESETS["train"])
+    assert resolve_load("heavy") == LOAD_PRESETS["heavy"]
+    assert resolve_load(0.7) == 0.7
+    assert arrival_rate(1.0, total_speed=8.0, mean_required_work=32.0) == 0.25
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "light", True, None])
+def test_bad_loads(bad):
+    with pytest.raises(ValueError, match="load must be"):
+        resolve_load(bad)
+
+
+def test_unknown_workload():
+    with pytest.raises(ValueError, match="workload must be one of"):
+        make_workload("imagenet")
