@@ -24,7 +24,7 @@ from mara_env.observation import (
     HEADER,
     NODE_FEATURES,
     ObservationLayout,
-    build_table,
+    TableBuilder,
 )
 from mara_env.render import ansi_table, gantt_chart
 from mara_env.workloads import (
@@ -131,6 +131,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.render_mode = render_mode
         self.invalid_action = invalid_action
         self.layout = ObservationLayout(max_tasks, history_window, num_nodes)
+        self._tables = TableBuilder(self.layout)
+        self._header = self.layout.header()
         self.deadlines = DeadlineModel()
         self.rate = arrival_rate(self.load, float(self.sim_config.speeds().sum()), workload_mean_work(workload))
 
@@ -168,6 +170,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._cycles = 0
+        self._tables.reset()
         self._invalid_actions = 0
         self._gantt: list[np.ndarray] = []
         self._potential = self.sim.potential()
@@ -179,7 +182,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._turn = 0
         self.agent_selection = self.agents[0]
         self._assignment = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)
-        self._table = build_table(sim, self.layout)
+        self._table = self._tables.build(sim)
         self._chosen_col = self.layout.row_index["chosen_now"]
         task_mask = np.zeros(self.layout.max_tasks + 1, dtype=np.int8)
         task_mask[0] = 1
@@ -213,13 +216,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         node = self._agent_index[agent]
         self._global[1] = (self.sim_config.num_nodes - self._turn) / self.sim_config.num_nodes
-        vector = np.concatenate((self.layout.header(), self._nodes[node], self._global, self._table.ravel()))
+        vector = np.concatenate((self._header, self._nodes[node], self._global, self._table.ravel()))
         return {"observation": vector, "action_mask": self.action_mask(agent)}
 
     def state(self) -> np.ndarray:
         """Global state for centralised critics: header, globals, every node's features, the table."""
         self._global[1] = (self.sim_config.num_nodes - self._turn) / self.sim_config.num_nodes
-        return np.concatenate((self.layout.header(), self._global, self._nodes.ravel(), self._table.ravel()))
+        return np.concatenate((self._header, self._global, self._nodes.ravel(), self._table.ravel()))
 
     # ------------------------------------------------------------------ dynamics
     def step(self, action: int | None) -> None:
@@ -249,7 +252,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             exact = False
         if not exact or not 0 <= value <= k:
             return self._reject(agent, action, f"is not an integer in [0, {k}]")
-        if not self.action_mask(agent)[value]:
+        allowed = self._task_mask if self.sim.node_up[self._turn] else self._idle_mask
+        if not allowed[value]:
             why = "the node is down" if not self.sim.node_up[self._turn] else f"row {value - 1} is empty"
             return self._reject(agent, action, f"is masked ({why})")
         return value

@@ -30,7 +30,7 @@ def ansi_table(sim: Simulator) -> str:
             continue
         lines.append(
             f"{row:>4} {task.spec.task_id:>5} {task.spec.deadline - sim.slot + 1:>10} {task.best_loss:>10.4f} "
-            f"{task.spec.target:>9.4f} {task.progress():>9.2f} {task.work:>8.2f}"
+            f"{task.spec.target:>9.4f} {task.progress:>9.2f} {task.work:>8.2f}"
         )
     return "\n".join(lines)
 

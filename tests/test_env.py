@@ -203,3 +203,17 @@ def test_parallel_env_sees_no_earlier_choices():
         actions = {a: int(np.flatnonzero(o["action_mask"])[-1]) for a, o in obs.items()}
         obs, rewards, *_ = par.step(actions)
         assert len(set(rewards.values())) == 1  # one team reward
+
+
+def test_cached_table_equals_a_fresh_build():
+    from mara_env.observation import TableBuilder
+
+    env = mara_env.raw_env(num_nodes=4, max_tasks=8, history_window=3, horizon=120)
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        for _ in range(4):
+            allowed = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+            env.step(int(rng.choice(allowed)))
+        fresh = TableBuilder(env.layout).build(env.sim)
+        np.testing.assert_array_equal(env._tables.build(env.sim), fresh)

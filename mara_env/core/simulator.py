@@ -49,6 +49,7 @@ class Simulator:
         if len(set(ids)) != len(ids):
             raise ValueError("task_id values must be unique within an episode")
         self.speeds = config.speeds()
+        self.speeds_list = self.speeds.tolist()
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -80,7 +81,7 @@ class Simulator:
 
     def potential(self) -> float:
         """``Phi`` = summed progress toward target of the tasks in the system."""
-        return float(sum(t.progress() for t in self.rows if t is not None))
+        return float(sum(t.progress for t in self.rows if t is not None))
 
     def set_node_up(self, node: int, up: bool) -> None:
         """Bring a node down (it can only idle) or back up."""
@@ -131,26 +132,36 @@ class Simulator:
     def _train(self, rows: np.ndarray, result: SlotResult) -> list[TaskState]:
         cfg, counters = self.config, self.counters
         counters.up_node_slots += int(self.node_up.sum())
-        new_last_task = np.full(cfg.num_nodes, IDLE, dtype=np.int64)
+        groups: dict[int, list[int]] = {}
+        for node, row in enumerate(rows.tolist()):
+            if row != IDLE:
+                groups.setdefault(row, []).append(node)
+        last_task, speeds = self.last_task.tolist(), self.speeds_list
+        new_last_task = [IDLE] * cfg.num_nodes
         trained: list[TaskState] = []
         for task in self.live_tasks():
             task.nodes_last_slot = 0
-        for row in np.unique(rows[rows != IDLE]).tolist():
+        for row, nodes in groups.items():
             task = self.rows[row]
-            nodes = np.flatnonzero(rows == row)
-            switched = self.last_task[nodes] != task.spec.task_id
-            effective = self.speeds[nodes] * np.where(switched, 1.0 - cfg.switch_cost, 1.0)
-            work = float(effective.sum()) * parallel_efficiency(nodes.size, task.spec.scaling_exponent)
+            task_id = task.spec.task_id
+            effective, switched = 0.0, 0
+            for node in nodes:
+                if last_task[node] == task_id:
+                    effective += speeds[node]
+                else:  # restored from a checkpoint: part of the slot is lost
+                    effective += speeds[node] * (1.0 - cfg.switch_cost)
+                    switched += 1
+                new_last_task[node] = task_id
+            work = effective * parallel_efficiency(len(nodes), task.spec.scaling_exponent)
             task.train(work)
-            task.nodes_last_slot = int(nodes.size)
-            new_last_task[nodes] = task.spec.task_id
-            result.work[task.spec.task_id] = work
-            result.switches += int(switched.sum())
+            task.nodes_last_slot = len(nodes)
+            result.work[task_id] = work
+            result.switches += switched
             counters.credited_work += work
-            counters.busy_node_slots += int(nodes.size)
+            counters.busy_node_slots += len(nodes)
             trained.append(task)
         counters.switches += result.switches
-        self.last_task = new_last_task
+        self.last_task = np.asarray(new_last_task, dtype=np.int64)
         self.last_row = rows.copy()
         return trained
 

@@ -77,12 +77,14 @@ class TaskState:
     best_loss: float = float("inf")
     nodes_last_slot: int = 0
     row: int = -1
+    progress: float = 0.0
 
     def __post_init__(self) -> None:
         first = self.spec.curve.loss_at(0.0)
         self.history_work.append(0.0)
         self.history_loss.append(first)
         self.best_loss = first
+        self.progress = self._progress()
 
     @property
     def initial_loss(self) -> float:
@@ -95,12 +97,13 @@ class TaskState:
         self.history_work.append(self.work)
         self.history_loss.append(curve.loss_at(self.work))
         self.best_loss = curve.best_at(self.work)
+        self.progress = self._progress()
 
     @property
     def reached_target(self) -> bool:
         return self.best_loss <= self.spec.target
 
-    def progress(self) -> float:
+    def _progress(self) -> float:
         """Progress toward the target in log-loss, in ``[0, 1]``: 0 untrained, 1 at the target."""
         start, target = self.initial_loss, self.spec.target
         if start <= target:
