@@ -60,7 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_describe(args: argparse.Namespace) -> int:
     from mara_env.workloads import describe
 
-    describe(num_nodes=args.num_nodes)
+    describe(num_nodes=args.num_nodes, horizon=args.horizon)
     return 0
 
 
@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     desc = sub.add_parser("describe", help="print the workload x load presets")
     desc.add_argument("--num-nodes", type=int, default=8)
+    desc.add_argument("--horizon", type=int, default=300)
     desc.set_defaults(func=cmd_describe)
     return parser
 

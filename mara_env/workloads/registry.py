@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from mara_env.workloads.base import Workload, mean_required_work
+import numpy as np
+
+from mara_env.workloads.base import DeadlineModel, Workload, arrival_rate, generate_episode, mean_required_work
 from mara_env.workloads.synthetic import SyntheticWorkload
 
 WORKLOADS: dict[str, Callable[[], Workload]] = {
@@ -47,13 +49,36 @@ def workload_mean_work(name: str) -> float:
     return mean_required_work(make_workload(name))
 
 
-def describe(num_nodes: int = 8) -> str:
-    """A table of every workload x load preset with its offered load, mean work and arrival rate."""
-    lines = [f"{'workload':<12}{'load':<10}{'offered':>9}{'mean work':>11}{'tasks/slot':>12}   (num_nodes={num_nodes})"]
+def effective_load(name: str, load: float, num_nodes: int = 8, horizon: int = 300, episodes: int = 20) -> float:
+    """Offered load actually generated (tasks whose deadline passes the horizon are not generated).
+
+    Mean over ``episodes`` fixed-seed episodes of (summed required work) / (horizon x num_nodes).
+    """
+    workload = make_workload(name)
+    rate = arrival_rate(load, num_nodes, workload_mean_work(name))
+    total = 0.0
+    for seed in range(episodes):
+        tasks = generate_episode(workload, np.random.default_rng(seed), rate, horizon, DeadlineModel())
+        total += sum(t.required_work for t in tasks)
+    return total / (episodes * horizon * num_nodes)
+
+
+def describe(num_nodes: int = 8, horizon: int = 300) -> str:
+    """Print and return a table of every workload x load preset.
+
+    Columns: the nominal offered load, the mean required work of a task, the arrival rate, and the
+    effective load of an episode of ``horizon`` slots (lower than nominal near the end of a run).
+    """
+    lines = [
+        f"num_nodes={num_nodes}, horizon={horizon}",
+        f"{'workload':<12}{'load':<10}{'offered':>9}{'effective':>11}{'mean work':>11}{'tasks/slot':>12}",
+    ]
     for name in sorted(WORKLOADS):
         mean = workload_mean_work(name)
         for preset, value in LOAD_PRESETS.items():
-            lines.append(f"{name:<12}{preset:<10}{value:>9.2f}{mean:>11.1f}{value * num_nodes / mean:>12.3f}")
+            eff = effective_load(name, value, num_nodes, horizon)
+            rate = value * num_nodes / mean
+            lines.append(f"{name:<12}{preset:<10}{value:>9.2f}{eff:>11.2f}{mean:>11.1f}{rate:>12.3f}")
     text = "\n".join(lines)
     print(text)
     return text
