@@ -82,6 +82,16 @@ def test_misuse_before_reset_is_refused_like_petting_zoo():
         env.observe("node_0")
 
 
+def test_step_after_the_end_is_a_warned_no_op(caplog):
+    env = mara_env.env(num_nodes=2, horizon=2)
+    env.reset(seed=0)
+    played(env, actions_per_slot=0, slots=2)
+    while env.agents:
+        env.step(None)
+    env.step(0)
+    assert env.agents == [] and "terminated or truncated" in caplog.text
+
+
 def test_observation_layout_and_autoregressive_counts():
     env = mara_env.env(num_nodes=3, max_tasks=8, history_window=4)
     env.reset(seed=1)
