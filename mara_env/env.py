@@ -133,6 +133,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.layout = ObservationLayout(max_tasks, history_window, num_nodes)
         self._tables = TableBuilder(self.layout)
         self._header = self.layout.header()
+        self._chosen_col = self.layout.row_index["chosen_now"]
+        self._idle_mask = np.eye(1, max_tasks + 1, dtype=np.int8)[0]
         self.deadlines = DeadlineModel()
         self.rate = arrival_rate(self.load, float(self.sim_config.speeds().sum()), workload_mean_work(workload))
 
@@ -183,14 +185,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.agent_selection = self.agents[0]
         self._assignment = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)
         self._table = self._tables.build(sim)
-        self._chosen_col = self.layout.row_index["chosen_now"]
         task_mask = np.zeros(self.layout.max_tasks + 1, dtype=np.int8)
         task_mask[0] = 1
         for row, task in enumerate(sim.rows):
             if task is not None and task.spec.deadline >= sim.slot:
                 task_mask[row + 1] = 1
         self._task_mask = task_mask
-        self._idle_mask = np.eye(1, self.layout.max_tasks + 1, dtype=np.int8)[0]
         k, m = self.layout.max_tasks, self.sim_config.num_nodes
         self._global = np.array(
             [
