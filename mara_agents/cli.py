@@ -38,6 +38,8 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
         "horizon": args.horizon,
         "workload": args.workload,
         "load": load,
+        "arrivals": args.arrivals,
+        "curve_split": args.curve_split,
     }
 
 
@@ -83,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
     compare.add_argument("--workload", default="synthetic", help="workload name (default synthetic)")
     compare.add_argument("--load", default="train", help="load preset (train, heavy, extreme) or a number > 0")
+    compare.add_argument("--arrivals", default="poisson", help="poisson, bursty, or a path to a .csv trace")
+    compare.add_argument(
+        "--curve-split",
+        default="test",
+        choices=("train", "val", "test"),
+        help="which split of the curve bank tasks come from (default test)",
+    )
     compare.add_argument("--num-nodes", type=int, default=8)
     compare.add_argument("--max-tasks", type=int, default=16)
     compare.add_argument("--horizon", type=int, default=300)

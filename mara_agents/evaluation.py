@@ -43,7 +43,8 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
     progress:
         Show a progress bar.
     **env_kwargs:
-        Keyword arguments of ``mara_env.raw_env`` (``num_nodes``, ``load``, ...).
+        Keyword arguments of ``mara_env.raw_env`` (``num_nodes``, ``load``, ...). ``curve_split``
+        defaults to ``"test"`` here: evaluations use curves no forecaster or policy was fitted on.
 
     Returns
     -------
@@ -53,7 +54,7 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
         ``return`` (the team return, shaped if ``shaping=True``) and ``wall_seconds``.
     """
     scheduler = make(agent) if isinstance(agent, str) else agent
-    env = raw_env(**env_kwargs)
+    env = raw_env(**{"curve_split": "test", **env_kwargs})
     seeds = list(seeds)
     label = agent if isinstance(agent, str) else type(agent).__name__
     return [play_episode(env, scheduler, s) for s in tqdm(seeds, desc=label, disable=not progress, leave=False)]

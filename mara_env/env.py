@@ -28,9 +28,11 @@ from mara_env.observation import (
 )
 from mara_env.render import ansi_table, gantt_chart
 from mara_env.workloads import (
+    ArrivalProcess,
     DeadlineModel,
     arrival_rate,
     generate_episode,
+    make_arrivals,
     make_workload,
     resolve_load,
     workload_mean_work,
@@ -74,6 +76,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         Fraction of a slot lost by a node that switches task, in ``[0, 1)``.
     node_speeds:
         Per-node relative speeds (``None``: all 1.0).
+    curve_split:
+        Which split of the workload's curve bank tasks come from: ``"train"`` (default; what
+        learners may see), ``"val"`` or ``"test"`` (what ``mara_agents.evaluate`` uses).
+        ``synthetic`` draws fresh curves whatever the split.
+    arrivals:
+        ``"poisson"`` (default), ``"bursty"`` (Markov-modulated), a path to a ``.csv`` trace, or an
+        arrival-process object (see ``mara_env.workloads.arrivals``).
     invalid_action:
         ``"raise"`` (default): a masked or out-of-range action raises :class:`InvalidActionError`
         and changes nothing; ``"idle"``: it is played as idle and counted in ``infos``
@@ -101,6 +110,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         history_window: int = 8,
         switch_cost: float = 0.1,
         node_speeds: list[float] | None = None,
+        curve_split: str = "train",
+        arrivals: str | ArrivalProcess = "poisson",
         invalid_action: str = "raise",
     ) -> None:
         super().__init__()
@@ -124,7 +135,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             render_mode,
         )
         self.workload_name = workload
-        self.workload = make_workload(workload)
+        self.workload = make_workload(workload, curve_split)
+        self.curve_split = curve_split
+        self.arrivals = make_arrivals(arrivals)
         self.load = resolve_load(load)
         self.shaping = shaping
         self.max_cycles = max_cycles if max_cycles is not None else horizon
@@ -163,7 +176,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
-        tasks = generate_episode(self.workload, self._np_random, self.rate, self.sim_config.horizon, self.deadlines)
+        tasks = generate_episode(
+            self.workload, self._np_random, self.rate, self.sim_config.horizon, self.deadlines, self.arrivals
+        )
         self.sim = Simulator(self.sim_config, tasks)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)

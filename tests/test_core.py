@@ -189,3 +189,10 @@ def test_taskspec_validation():
         TaskSpec(0, 0, 4, 1.0, linear_curve(), scaling_exponent=1.5)
     with pytest.raises(ValueError, match="losses"):
         LossCurve(np.array([1.0, -1.0]), 1.0)
+
+
+def test_per_task_switch_factor_scales_the_switch_cost():
+    spec = TaskSpec(0, 0, 50, 1.0, linear_curve(), scaling_exponent=1.0, switch_factor=0.5)
+    s = sim([spec], switch_cost=0.2)
+    s.step([0])
+    assert s.rows[0].work == pytest.approx(1.0 - 0.2 * 0.5)

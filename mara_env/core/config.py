@@ -33,7 +33,7 @@ class SimConfig:
         Slots in a run (>= 1).
     switch_cost:
         Fraction of a slot lost by a node that trained a different task, or idled, in the previous
-        slot (checkpoint/restore), in ``[0, 1)``.
+        slot (checkpoint/restore), in ``[0, 1)``; each task scales it by its ``switch_factor``.
     node_speeds:
         Relative speed of each node (> 0); ``None`` means all 1.0.
     """

@@ -145,11 +145,12 @@ class Simulator:
             task = self.rows[row]
             task_id = task.spec.task_id
             effective, switched = 0.0, 0
+            lost = min(cfg.switch_cost * task.spec.switch_factor, 1.0)
             for node in nodes:
                 if last_task[node] == task_id:
                     effective += speeds[node]
                 else:  # restored from a checkpoint: part of the slot is lost
-                    effective += speeds[node] * (1.0 - cfg.switch_cost)
+                    effective += speeds[node] * (1.0 - lost)
                     switched += 1
                 new_last_task[node] = task_id
             work = effective * parallel_efficiency(len(nodes), task.spec.scaling_exponent)

@@ -39,6 +39,8 @@ class TaskSpec:
         ``alpha`` in ``(0, 1]`` of :func:`parallel_efficiency`.
     family:
         Name of the curve family or bank it came from (metadata only).
+    switch_factor:
+        Multiplies the cluster's switch cost for this task (checkpoints differ in size), >= 0.
     """
 
     task_id: int
@@ -48,6 +50,7 @@ class TaskSpec:
     curve: LossCurve
     scaling_exponent: float = 0.8
     family: str = ""
+    switch_factor: float = 1.0
 
     def __post_init__(self) -> None:
         if self.arrival < 0:
@@ -56,6 +59,8 @@ class TaskSpec:
             raise ValueError(f"task {self.task_id}: deadline ({self.deadline}) must be >= arrival ({self.arrival})")
         if not 0.0 < self.scaling_exponent <= 1.0:
             raise ValueError(f"task {self.task_id}: scaling_exponent must be in (0, 1], got {self.scaling_exponent}")
+        if not self.switch_factor >= 0:
+            raise ValueError(f"task {self.task_id}: switch_factor must be >= 0, got {self.switch_factor}")
         if not self.target > 0:
             raise ValueError(f"task {self.task_id}: target must be > 0, got {self.target}")
 

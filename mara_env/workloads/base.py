@@ -14,6 +14,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from mara_env.core import LossCurve, TaskSpec, parallel_efficiency
+from mara_env.workloads.arrivals import ArrivalProcess, PoissonArrivals
 
 
 class TaskDraw(NamedTuple):
@@ -23,6 +24,7 @@ class TaskDraw(NamedTuple):
     target: float
     scaling_exponent: float
     family: str
+    switch_factor: float = 1.0
 
 
 class Workload(Protocol):
@@ -31,6 +33,60 @@ class Workload(Protocol):
     name: str
 
     def sample_tasks(self, rng: np.random.Generator, count: int) -> list[TaskDraw]: ...
+
+
+def log_uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:
+    """``size`` draws whose logarithm is uniform on ``[log(low), log(high)]``."""
+    return np.exp(rng.uniform(np.log(low), np.log(high), size))
+
+
+def target_index(losses: np.ndarray, reduced: float) -> int:
+    """First point where the best loss so far has covered ``reduced`` of the curve's whole drop.
+
+    Kept at or after 10% of the curve, so every target needs some training.
+    """
+    best = np.minimum.accumulate(losses)
+    threshold = losses[0] - reduced * (losses[0] - best[-1])
+    first = int(np.flatnonzero(best <= threshold)[0])
+    return max(first, len(losses) // 10, 1)
+
+
+@dataclass(frozen=True)
+class TaskScale:
+    """How a recorded curve becomes a task body: where its target sits, how much work it needs,
+    how well it scales over nodes and how costly its checkpoints are. The ranges are our choice.
+
+    Parameters
+    ----------
+    work_range:
+        Log-uniform range of the work (node-slots at speed 1) at the target's point of the curve.
+    reduced_range:
+        Uniform range of the share of the curve's whole drop covered at the target.
+    scaling_range:
+        Uniform range of the data-parallel scaling exponent ``alpha``.
+    switch_factor_range:
+        Uniform range of the task's multiplier of the cluster's switch cost.
+    """
+
+    work_range: tuple[float, float] = (4.0, 96.0)
+    reduced_range: tuple[float, float] = (0.5, 0.95)
+    scaling_range: tuple[float, float] = (0.6, 0.95)
+    switch_factor_range: tuple[float, float] = (1.0, 1.0)
+
+    def draw(self, rng: np.random.Generator, curves: list[np.ndarray], families: list[str]) -> list[TaskDraw]:
+        """One task body per curve (losses on evenly spaced points)."""
+        n = len(curves)
+        reduced = rng.uniform(*self.reduced_range, n)
+        work = log_uniform(rng, *self.work_range, n)
+        alpha = rng.uniform(*self.scaling_range, n)
+        switch = rng.uniform(*self.switch_factor_range, n)
+        draws = []
+        for k, losses in enumerate(curves):
+            index = target_index(losses, reduced[k])
+            curve = LossCurve(losses, work_step=work[k] / index)
+            target = float(np.minimum.accumulate(losses)[index])
+            draws.append(TaskDraw(curve, target, float(alpha[k]), families[k], float(switch[k])))
+        return draws
 
 
 @dataclass(frozen=True)
@@ -55,15 +111,16 @@ class DeadlineModel:
         return arrival + max(slots, 1) - 1
 
 
-def poisson_arrival_slots(rng: np.random.Generator, rate: float, horizon: int) -> np.ndarray:
-    """Arrival slot of every task: ``Poisson(rate)`` arrivals in each slot of ``[0, horizon)``."""
-    counts = rng.poisson(rate, size=horizon)
-    return np.repeat(np.arange(horizon), counts)
-
-
 def arrival_rate(load: float, total_speed: float, mean_required_work: float) -> float:
     """Tasks per slot such that ``rate * mean_required_work / total_speed == load``."""
     return load * total_speed / mean_required_work
+
+
+def with_need(draw: TaskDraw, need: float) -> TaskDraw:
+    """The same task body stretched along the work axis so that it needs ``need`` units of work."""
+    current = draw.curve.work_to_reach(draw.target)
+    curve = LossCurve(draw.curve.losses, draw.curve.work_step * need / current)
+    return draw._replace(curve=curve)
 
 
 def generate_episode(
@@ -72,19 +129,25 @@ def generate_episode(
     rate: float,
     horizon: int,
     deadlines: DeadlineModel | None = None,
+    arrivals: ArrivalProcess | None = None,
 ) -> list[TaskSpec]:
     """Draw the tasks of one episode.
 
+    Arrival slots come from ``arrivals`` (Poisson by default); task bodies from ``workload``; deadlines
+    and needs from the arrival plan where it has them (a trace), else from ``deadlines`` and the body.
     Tasks whose deadline would fall at or past the horizon are not generated, so that every task of
     an episode is decided (completed or expired) within it; the offered load therefore tapers over
     the last slots of a run.
     """
     deadlines = deadlines or DeadlineModel()
-    slots = poisson_arrival_slots(rng, rate, horizon)
-    draws = workload.sample_tasks(rng, slots.size)
+    plan = (arrivals or PoissonArrivals()).plan(rng, rate, horizon)
+    draws = workload.sample_tasks(rng, plan.slots.size)
     tasks: list[TaskSpec] = []
-    for arrival, draw in zip(slots.tolist(), draws):
-        deadline = deadlines.deadline(rng, arrival, draw)
+    for k, draw in enumerate(draws):
+        arrival = int(plan.slots[k])
+        if np.isfinite(plan.needs[k]) and plan.needs[k] > 0:
+            draw = with_need(draw, float(plan.needs[k]))
+        deadline = int(plan.deadlines[k]) if plan.deadlines[k] >= 0 else deadlines.deadline(rng, arrival, draw)
         if deadline >= horizon:
             continue
         tasks.append(
@@ -96,6 +159,7 @@ def generate_episode(
                 curve=draw.curve,
                 scaling_exponent=draw.scaling_exponent,
                 family=draw.family,
+                switch_factor=draw.switch_factor,
             )
         )
     return tasks

@@ -114,8 +114,11 @@ def _pack(name: str, builder, configs: Sequence[dict], partial: Path, size: str)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mara_env.workloads.build", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m mara_env.workloads.build",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("name", choices=BUILDERS, help="which bank to build")
     parser.add_argument("--size", choices=("full", "tiny"), default="full", help="full grid, or a tiny one for CI")
     parser.add_argument("--out", type=Path, help="output .npz (default: the packaged data folder)")

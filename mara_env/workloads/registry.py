@@ -7,11 +7,16 @@ from functools import cache
 
 import numpy as np
 
+from mara_env.workloads.bank import SPLITS
 from mara_env.workloads.base import DeadlineModel, Workload, arrival_rate, generate_episode, mean_required_work
+from mara_env.workloads.recorded import MixedWorkload, RecordedWorkload
 from mara_env.workloads.synthetic import SyntheticWorkload
 
-WORKLOADS: dict[str, Callable[[], Workload]] = {
-    "synthetic": SyntheticWorkload,
+WORKLOADS: dict[str, Callable[[str], Workload]] = {
+    "synthetic": lambda split: SyntheticWorkload(),  # fresh curves: no episode reuses a curve
+    "vision": lambda split: RecordedWorkload("vision", split),
+    "rl": lambda split: RecordedWorkload("rl", split),
+    "mixed": MixedWorkload,
 }
 
 # Offered load = arrival rate x mean required work / total node speed. ``train`` is the load the
@@ -20,16 +25,21 @@ WORKLOADS: dict[str, Callable[[], Workload]] = {
 LOAD_PRESETS: dict[str, float] = {"train": 1.4, "heavy": 2.1, "extreme": 2.8}
 
 
-def register_workload(name: str, factory: Callable[[], Workload]) -> None:
-    """Make ``factory`` available as ``workload=name`` in the environment."""
+def register_workload(name: str, factory: Callable[[str], Workload]) -> None:
+    """Make ``factory(curve_split)`` available as ``workload=name`` in the environment."""
     WORKLOADS[name] = factory
 
 
-def make_workload(name: str) -> Workload:
-    """The workload registered as ``name``; ``ValueError`` listing the allowed names otherwise."""
+def make_workload(name: str, split: str = "train") -> Workload:
+    """The workload registered as ``name``, drawing curves from ``split``.
+
+    ``ValueError`` listing the allowed names (or saying how to build a missing bank) otherwise.
+    """
     if name not in WORKLOADS:
         raise ValueError(f"workload must be one of {sorted(WORKLOADS)}, got {name!r}")
-    return WORKLOADS[name]()
+    if split not in SPLITS:
+        raise ValueError(f"curve_split must be one of {SPLITS}, got {split!r}")
+    return WORKLOADS[name](split)
 
 
 def resolve_load(load: str | float) -> float:
@@ -45,7 +55,7 @@ def resolve_load(load: str | float) -> float:
 
 @cache
 def workload_mean_work(name: str) -> float:
-    """Mean required work of a registered workload (cached; a fixed-seed Monte-Carlo estimate)."""
+    """Mean required work of a registered workload's ``train`` split (cached; fixed-seed Monte Carlo)."""
     return mean_required_work(make_workload(name))
 
 
@@ -74,7 +84,11 @@ def describe(num_nodes: int = 8, horizon: int = 300) -> str:
         f"{'workload':<12}{'load':<10}{'offered':>9}{'effective':>11}{'mean work':>11}{'tasks/slot':>12}",
     ]
     for name in sorted(WORKLOADS):
-        mean = workload_mean_work(name)
+        try:
+            mean = workload_mean_work(name)
+        except ValueError as err:  # a bank that is not installed
+            lines.append(f"{name:<12}unavailable: {err}")
+            continue
         for preset, value in LOAD_PRESETS.items():
             eff = effective_load(name, value, num_nodes, horizon)
             rate = value * num_nodes / mean
