@@ -32,8 +32,8 @@ def test_synthetic_curves_decrease_reach_their_target_and_cover_every_family():
 def test_required_work_spans_a_few_to_about_a_hundred_node_slots():
     draws = SyntheticWorkload().sample_tasks(np.random.default_rng(1), 2000)
     need = np.array([d.curve.work_to_reach(d.target) for d in draws])
-    assert need.min() >= 1.0 and need.max() <= 96.0 + 1e-9
-    assert 20 < need.mean() < 35
+    assert need.min() >= 4.0 - 1e-9 and need.max() <= 96.0 + 1e-9  # the drawn need, exactly
+    assert need.mean() == pytest.approx(92 / np.log(24), rel=0.05)  # mean of log-uniform(4, 96)
     assert workload_mean_work("synthetic") == pytest.approx(need.mean(), rel=0.1)
 
 
@@ -76,3 +76,30 @@ def test_bad_loads(bad):
 def test_unknown_workload():
     with pytest.raises(ValueError, match="workload must be one of"):
         make_workload("imagenet")
+
+
+@pytest.mark.parametrize("workload", ["synthetic", "vision", "rl", "mixed"])
+@pytest.mark.parametrize("load", ["train", "heavy", "extreme"])
+def test_every_preset_runs_in_the_env(workload, load):
+    import mara_agents
+
+    record = mara_agents.evaluate("edf", [0], workload=workload, load=load, horizon=120)[0]
+    assert record["arrived"] > 0
+    assert record["completed"] + record["expired"] == record["arrived"]
+
+
+@pytest.mark.parametrize("workload", ["vision", "rl"])
+def test_recorded_workloads_draw_only_from_their_split(workload):
+    from mara_env.workloads import RecordedWorkload, load_bank
+    from mara_env.workloads.bank import split_of_key
+
+    test = RecordedWorkload(workload, "test")
+    bank = load_bank(workload)
+    test_curves = {m["key"] for m in bank.meta if split_of_key(m["key"]) == "test"}
+    assert len(test.curves) <= len(test_curves)
+    draws = test.sample_tasks(np.random.default_rng(0), 50)
+    losses_of_test = {bank.losses[i].tobytes() for i, m in enumerate(bank.meta) if m["key"] in test_curves}
+    assert all(d.curve.losses.astype(np.float32).tobytes() in losses_of_test for d in draws)
+    for d in draws:
+        need = d.curve.work_to_reach(d.target)
+        assert 4.0 - 1e-6 <= need <= 96.0 + 1e-6 and d.target < d.curve.losses[0]

@@ -98,7 +98,8 @@ class TraceArrivals:
     Columns (header row required): ``submit_time`` and ``deadline`` (absolute times in one unit,
     e.g. seconds), and optionally ``model`` (a name, kept as metadata), ``duration`` (run time in the
     same unit on ``gpus`` GPUs) and ``gpus`` (default 1). Times are shifted so the first submission is
-    slot 0 and divided by ``slot_seconds`` (default: the submissions' span over the horizon). A task's
+    slot 0 and divided by ``slot_seconds`` (default: the trace's span, from the first submission to
+    the last deadline, fitted into the horizon). A task's
     need is ``duration x gpus / slot_seconds`` node-slots when ``duration`` is given; otherwise the
     workload's drawn need. The arrival rate and load of the environment are ignored.
 
@@ -117,8 +118,8 @@ class TraceArrivals:
 
     def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
         start = min(r.submit_time for r in self.rows)
-        span = max(r.submit_time for r in self.rows) - start
-        unit = self.slot_seconds or max(span, 1e-12) / horizon
+        span = max(r.deadline for r in self.rows) - start
+        unit = self.slot_seconds or max(span, 1e-12) / max(horizon - 1, 1)
         rows = sorted(self.rows, key=lambda r: r.submit_time)
         slots = np.array([math.floor((r.submit_time - start) / unit) for r in rows], dtype=np.int64)
         deadlines = np.array([math.floor((r.deadline - start) / unit) for r in rows], dtype=np.int64)

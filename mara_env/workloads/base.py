@@ -59,7 +59,8 @@ class TaskScale:
     Parameters
     ----------
     work_range:
-        Log-uniform range of the work (node-slots at speed 1) at the target's point of the curve.
+        Log-uniform range of a task's need: the work (node-slots at speed 1) after which its best
+        loss first reaches the target.
     reduced_range:
         Uniform range of the share of the curve's whole drop covered at the target.
     scaling_range:
@@ -82,9 +83,10 @@ class TaskScale:
         switch = rng.uniform(*self.switch_factor_range, n)
         draws = []
         for k, losses in enumerate(curves):
-            index = target_index(losses, reduced[k])
-            curve = LossCurve(losses, work_step=work[k] / index)
-            target = float(np.minimum.accumulate(losses)[index])
+            best = np.minimum.accumulate(losses)
+            target = float(best[target_index(losses, reduced[k])])
+            reached = int(np.flatnonzero(best <= target)[0])  # the need, in grid steps
+            curve = LossCurve(losses, work_step=work[k] / reached)
             draws.append(TaskDraw(curve, target, float(alpha[k]), families[k], float(switch[k])))
         return draws
 
