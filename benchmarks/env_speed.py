@@ -99,10 +99,16 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=300)
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--forecaster", default="none", help="none, wls, dkf, flow or oracle")
     args = parser.parse_args()
-    kwargs = {"num_nodes": args.num_nodes, "max_tasks": args.max_tasks, "horizon": args.horizon, "forecaster": "none"}
+    kwargs = {
+        "num_nodes": args.num_nodes,
+        "max_tasks": args.max_tasks,
+        "horizon": args.horizon,
+        "forecaster": args.forecaster,
+    }
     mara = mara_env.env(**kwargs)
-    floor = wrappers.OrderEnforcingWrapper(TrivialAEC(mara_env.raw_env(**kwargs)))
+    floor = wrappers.OrderEnforcingWrapper(TrivialAEC(mara_env.raw_env(**{**kwargs, "forecaster": "none"})))
     turns_per_second(mara, 1, args.seed)  # warm-up: workload statistics, imports
     mara_rate, turns = turns_per_second(mara, args.episodes, args.seed)
     floor_rate, _ = turns_per_second(floor, args.episodes, args.seed)

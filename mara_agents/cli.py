@@ -66,6 +66,17 @@ def cmd_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forecast_eval(args: argparse.Namespace) -> int:
+    from mara_env.forecast.evaluation import benchmark, format_rows
+
+    rows = benchmark(args.workloads, args.forecasters, args.prefixes, args.tasks, args.seed)
+    print(format_rows(rows))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mara", description="Cluster scheduling of training tasks: a PettingZoo benchmark."
@@ -98,6 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="PATH", help="also write the per-episode records here")
     compare.add_argument("--quiet", action="store_true", help="no progress bars")
     compare.set_defaults(func=cmd_compare)
+
+    fe = sub.add_parser("forecast-eval", help="remaining-work error of the forecasters on test curves")
+    fe.add_argument("--workloads", nargs="+", default=["synthetic", "rl", "vision"])
+    fe.add_argument("--forecasters", nargs="+", default=["flow", "wls", "dkf"])
+    fe.add_argument("--prefixes", nargs="+", type=float, default=[0.1, 0.25, 0.5])
+    fe.add_argument("--tasks", type=int, default=300, help="test tasks per workload and prefix")
+    fe.add_argument("--seed", type=int, default=0)
+    fe.add_argument("--json", metavar="PATH", help="write the rows as JSON here")
+    fe.set_defaults(func=cmd_forecast_eval)
 
     desc = sub.add_parser("describe", help="print the workload x load presets")
     desc.add_argument("--num-nodes", type=int, default=8)

@@ -16,8 +16,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
+from mara_env import forecast
 from mara_env.core import IDLE, SimConfig, Simulator, SlotResult
 from mara_env.core.config import is_int, require
+from mara_env.forecast import Forecaster
+from mara_env.forecast.features import ForecastFeatures
 from mara_env.observation import (
     BOUND,
     GLOBAL_FEATURES,
@@ -39,8 +42,21 @@ from mara_env.workloads import (
 )
 
 ENV_ID = "mara/ClusterScheduling-v0"
-FORECASTERS = ("none",)
 INVALID_ACTION_MODES = ("raise", "idle")
+
+
+def forecast_features(forecaster: str | Forecaster | None, max_tasks: int) -> ForecastFeatures | None:
+    """The per-slot forecast feature builder for an env's ``forecaster`` setting (None for ``"none"``)."""
+    if forecaster is None or forecaster == "none":
+        return None
+    if isinstance(forecaster, str):
+        if forecaster not in forecast.FORECASTERS:
+            allowed = ["none", *sorted(forecast.FORECASTERS)]
+            raise ValueError(f"forecaster must be one of {allowed} or a forecaster object, got {forecaster!r}")
+        forecaster = forecast.make(forecaster)
+    elif not callable(getattr(forecaster, "predict", None)):
+        raise ValueError(f"forecaster must be a name or an object with predict(), got {forecaster!r}")
+    return ForecastFeatures(forecaster, max_tasks)
 
 
 class InvalidActionError(ValueError):
@@ -65,7 +81,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     shaping:
         Add the potential-based progress term to the team reward.
     forecaster:
-        Forecaster filling the forecast features (``"none"``: zeros).
+        Forecaster filling the forecast features: ``"none"`` (zeros), a name in
+        ``mara_env.forecast.FORECASTERS`` (``wls``, ``dkf``, ``flow``, ``oracle``) or a forecaster object.
     max_cycles:
         Truncate after this many slots (``None``: the horizon).
     render_mode:
@@ -104,7 +121,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         workload: str = "synthetic",
         load: str | float = "train",
         shaping: bool = False,
-        forecaster: str | None = "none",
+        forecaster: str | Forecaster | None = "none",
         max_cycles: int | None = None,
         render_mode: str | None = None,
         history_window: int = 8,
@@ -124,7 +141,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             max_cycles,
         )
         require(isinstance(shaping, bool), "shaping", "True or False", shaping)
-        require(forecaster is None or forecaster in FORECASTERS, "forecaster", f"one of {FORECASTERS}", forecaster)
         require(
             invalid_action in INVALID_ACTION_MODES, "invalid_action", f"one of {INVALID_ACTION_MODES}", invalid_action
         )
@@ -144,6 +160,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.render_mode = render_mode
         self.invalid_action = invalid_action
         self.layout = ObservationLayout(max_tasks, history_window, num_nodes)
+        self._forecasts = forecast_features(forecaster, max_tasks)
         self._tables = TableBuilder(self.layout)
         self._header = self.layout.header()
         self._chosen_col = self.layout.row_index["chosen_now"]
@@ -188,6 +205,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.infos = {a: {} for a in self.agents}
         self._cycles = 0
         self._tables.reset()
+        if self._forecasts:
+            self._forecasts.reset()
         self._invalid_actions = 0
         self._gantt: list[np.ndarray] = []
         self._potential = self.sim.potential()
@@ -199,7 +218,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._turn = 0
         self.agent_selection = self.agents[0]
         self._assignment = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)
-        self._table = self._tables.build(sim)
+        forecasts = self._forecasts.features(sim) if self._forecasts else None
+        self._table = self._tables.build(sim, forecasts)
         task_mask = np.zeros(self.layout.max_tasks + 1, dtype=np.int8)
         task_mask[0] = 1
         for row, task in enumerate(sim.rows):

@@ -1,0 +1,145 @@
+"""``flow``: conditional rectified flow over future loss trajectories (MARA's forecaster, our design).
+
+Given a task's observed prefix, the model samples the future of its **best loss so far** on a fixed
+grid of future work ``w_now * (1 + r_j)`` (``r_j`` geometric from ``R_MIN`` to ``R_MAX``), in the
+coordinates ``z_j = ln(best(w_now * (1 + r_j)) / L_ref)`` with ``L_ref`` the mean of the last three
+observed losses. Completion is tested on the best loss, so the remaining work of one sample is read
+off where its (running-minimum) trajectory first crosses ``ln(eps / L_ref)``, interpolated in ``r``;
+a sample that does not cross within the grid reads ``CENSORED_FACTOR * R_MAX * w_now``.
+
+The prefix encoder sees the last ``PREFIX`` points as ``(ln(w_i / w_now), ln(L_i / L_ref))`` with a
+validity mask, plus ``ln(L_0 / L_ref)`` (the untrained loss) and the number of points. Everything is
+relative, so the model is invariant to the task's work scale. The velocity network
+``v(x_t, t | prefix)`` is an MLP; sampling uses ``steps`` Euler steps from Gaussian noise, batched
+over tasks and samples. Weights ship in the package and load with ``torch.load(weights_only=True)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mara_env.forecast.base import MAX_REMAINING, Forecast, History, clean_history, unknown, validate_targets
+
+PREFIX = 16
+GRID = 32
+R_MIN, R_MAX = 0.02, 30.0
+CENSORED_FACTOR = 2.0
+WEIGHTS = Path(__file__).resolve().parent / "weights" / "flow.pt"
+FORMAT = "mara-flow-v1"
+
+
+def future_grid() -> np.ndarray:
+    """``r_j``: future work as a multiple of current work, beyond the current point."""
+    return np.geomspace(R_MIN, R_MAX, GRID)
+
+
+def encode_prefix(work: np.ndarray, loss: np.ndarray, first_loss: float) -> tuple[np.ndarray, float] | None:
+    """Conditioning vector of one cleaned prefix (``None`` below two points), and ``ln L_ref``."""
+    if work.size < 2:
+        return None
+    work, loss = work[-PREFIX:], loss[-PREFIX:]
+    log_ref = float(np.log(loss[-3:]).mean())
+    m = work.size
+    feats = np.zeros(3 * PREFIX + 2, dtype=np.float32)
+    feats[PREFIX - m : PREFIX] = np.log(work / work[-1])
+    feats[2 * PREFIX - m : 2 * PREFIX] = np.log(loss) - log_ref
+    feats[3 * PREFIX - m : 3 * PREFIX] = 1.0
+    feats[3 * PREFIX] = math.log(first_loss) - log_ref if first_loss > 0 and math.isfinite(first_loss) else 0.0
+    feats[3 * PREFIX + 1] = math.log(m)
+    return feats, log_ref
+
+
+CONDITION_SIZE = 3 * PREFIX + 2
+
+
+def read_remaining(samples: np.ndarray, log_target: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Remaining work of every sample ``(n, S)`` from trajectories ``(n, S, GRID)`` (relative coords)."""
+    r = future_grid()
+    best = np.minimum.accumulate(samples, axis=2)
+    below = best <= log_target[:, None, None]
+    hit = below.any(axis=2)
+    j = np.argmax(below, axis=2)
+    # interpolate in r between grid point j-1 (above the target) and j (at or below it)
+    prev = np.take_along_axis(best, np.maximum(j - 1, 0)[..., None], axis=2)[..., 0]
+    here = np.take_along_axis(best, j[..., None], axis=2)[..., 0]
+    r_prev = r[np.maximum(j - 1, 0)]
+    frac = np.clip((prev - log_target[:, None]) / np.maximum(prev - here, 1e-9), 0.0, 1.0)
+    r_hit = np.where(j > 0, r_prev + frac * (r[j] - r_prev), r[0])
+    r_all = np.where(hit, r_hit, CENSORED_FACTOR * R_MAX)
+    return np.clip(r_all * current[:, None], 0.0, MAX_REMAINING)
+
+
+class FlowForecaster:
+    """Sample future best-loss trajectories with a trained conditional rectified flow.
+
+    Parameters
+    ----------
+    weights:
+        Path of the weights file (default: the shipped one).
+    samples:
+        Trajectories sampled per task.
+    steps:
+        Euler steps of the sampler.
+    seed:
+        Seed of the sampler's noise (each call draws fresh noise from this generator).
+    """
+
+    name = "flow"
+
+    def __init__(self, weights: str | Path | None = None, samples: int = 32, steps: int = 6, seed: int = 0) -> None:
+        import torch
+
+        from mara_env.forecast.flow_net import load_flow_net
+
+        self.torch = torch
+        self.net = load_flow_net(Path(weights) if weights else WEIGHTS)
+        self.samples, self.steps = int(samples), int(steps)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast:
+        targets = validate_targets(histories, targets)
+        n = len(histories)
+        result = unknown(n)
+        conds, log_refs, current, index = [], [], [], []
+        for k, (work, loss) in enumerate(histories):
+            first = float(np.asarray(loss, dtype=np.float64).ravel()[0]) if np.size(loss) else math.nan
+            clean_w, clean_l = clean_history(work, loss)
+            if not (np.isfinite(targets[k]) and targets[k] > 0):
+                continue
+            if clean_l.size and clean_l.min() <= targets[k]:
+                result.remaining[k], result.known[k] = 0.0, True
+                continue
+            encoded = encode_prefix(clean_w, clean_l, first)
+            if encoded is None:
+                continue
+            conds.append(encoded[0])
+            log_refs.append(encoded[1])
+            current.append(clean_w[-1])
+            index.append(k)
+        if not index:
+            return result
+        trajectories = self.sample(np.stack(conds))
+        log_target = np.log(targets[index]) - np.asarray(log_refs)
+        remaining = read_remaining(trajectories, log_target, np.asarray(current))
+        samples = np.zeros((n, self.samples))
+        samples[index] = remaining
+        result.remaining[index] = np.quantile(remaining, [0.1, 0.5, 0.9], axis=1).T
+        result.known[index] = True
+        return Forecast(result.remaining, result.known, samples)
+
+    def sample(self, conditions: np.ndarray) -> np.ndarray:
+        """``(n, samples, GRID)`` trajectories for ``n`` conditioning vectors."""
+        torch = self.torch
+        n, s = conditions.shape[0], self.samples
+        with torch.inference_mode():
+            cond = self.net.condition(torch.as_tensor(conditions, dtype=torch.float32))
+            cond = cond.repeat_interleave(s, dim=0)
+            x = torch.randn(n * s, GRID, generator=self.generator)
+            dt = 1.0 / self.steps
+            for i in range(self.steps):
+                x = x + dt * self.net.velocity(x, torch.full((1, 1), i * dt), cond)
+        return x.numpy().reshape(n, s, GRID)

@@ -1,0 +1,80 @@
+"""The flow forecaster's network and its safe weights file (torch only here)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mara_env.forecast.flow import CONDITION_SIZE, FORMAT, GRID
+
+TIME_FEATURES = 16
+
+
+def time_embedding(t: torch.Tensor) -> torch.Tensor:
+    """Sinusoidal features of the flow time ``t`` in ``[0, 1]`` (shape ``(n, 1)`` -> ``(n, 16)``)."""
+    freqs = torch.exp(torch.linspace(0.0, math.log(100.0), TIME_FEATURES // 2))
+    angles = 2.0 * math.pi * t * freqs
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
+class FlowNet(nn.Module):
+    """Prefix encoder and velocity field ``v(x_t, t | prefix)``.
+
+    The first layer of the field is split by input (trajectory, time, prefix) so that the prefix's
+    share is computed once per task and the time's once per Euler step, not once per sample.
+    """
+
+    def __init__(self, hidden: int = 96, embed: int = 64) -> None:
+        super().__init__()
+        self.config = {"hidden": hidden, "embed": embed, "grid": GRID, "condition": CONDITION_SIZE}
+        self.encoder = nn.Sequential(
+            nn.Linear(CONDITION_SIZE, embed), nn.SiLU(), nn.Linear(embed, embed), nn.SiLU(), nn.Linear(embed, embed)
+        )
+        self.from_prefix = nn.Linear(embed, hidden, bias=False)
+        self.from_time = nn.Linear(TIME_FEATURES, hidden, bias=False)
+        self.from_x = nn.Linear(GRID, hidden)
+        self.field = nn.Sequential(nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(), nn.Linear(hidden, GRID))
+
+    def condition(self, prefix: torch.Tensor) -> torch.Tensor:
+        """The prefix's contribution to the field's first layer, ``(n, hidden)``."""
+        return self.from_prefix(self.encoder(prefix))
+
+    def velocity(self, x: torch.Tensor, t: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """``v(x_t, t | prefix)``; ``t`` is ``(n, 1)`` or ``(1, 1)`` (one time for the whole batch)."""
+        return self.field(self.from_x(x) + self.from_time(time_embedding(t)) + condition)
+
+
+def save_flow_net(net: FlowNet, path: Path, extra: dict | None = None) -> None:
+    """Write weights and config as plain tensors and numbers (loadable with ``weights_only=True``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"format": FORMAT, "config": net.config, "state_dict": net.state_dict(), "extra": extra or {}}, path)
+
+
+def load_flow_net(path: Path) -> FlowNet:
+    """Load a weights file safely; ``ValueError`` if it is missing, corrupt or does not fit the model."""
+    if not path.is_file():
+        raise ValueError(
+            f"flow forecaster weights not found at {path}; train them with `python -m mara_env.forecast.train`"
+        )
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise ValueError(f"flow forecaster weights at {path} are corrupt or not a weights file: {err}") from err
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise ValueError(f"flow forecaster weights at {path} are not in format {FORMAT!r}")
+    config = blob.get("config", {})
+    if config.get("grid") != GRID or config.get("condition") != CONDITION_SIZE:
+        raise ValueError(
+            f"flow forecaster weights at {path} were trained for grid={config.get('grid')}, "
+            f"condition={config.get('condition')}; this version needs grid={GRID}, condition={CONDITION_SIZE}"
+        )
+    net = FlowNet(hidden=int(config["hidden"]), embed=int(config["embed"]))
+    try:
+        net.load_state_dict(blob["state_dict"])
+    except (RuntimeError, KeyError) as err:
+        raise ValueError(f"flow forecaster weights at {path} do not match the model: {err}") from err
+    net.eval()
+    return net
