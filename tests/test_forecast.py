@@ -170,3 +170,55 @@ def test_forecast_cases_are_prefixes_of_the_need():
     assert len(histories) == 50 and np.all(truth > 0)
     for (work, loss), target in zip(histories, targets):
         assert work[0] == 0.0 and np.all(np.diff(work) > 0) and loss.min() > target
+
+
+def test_flow_fast_sampler_matches_the_module_path():
+    import torch
+
+    from mara_env.forecast.flow import WEIGHTS
+    from mara_env.forecast.flow_net import load_flow_net
+
+    net = load_flow_net(WEIGHTS)
+    gen = torch.Generator().manual_seed(0)
+    cond, x0 = torch.randn(16, net.from_prefix.out_features, generator=gen), torch.randn(16, 32, generator=gen)
+    x, steps = x0.clone(), 6
+    with torch.no_grad():
+        for i in range(steps):
+            x = x + net.velocity(x, torch.full((1, 1), i / steps), cond) / steps
+    torch.testing.assert_close(net.integrate(x0.clone(), cond, steps), x, rtol=1e-5, atol=1e-5)
+
+
+def test_flow_is_seeded_and_batched():
+    histories, targets, _ = make_cases("synthetic", 0.25, 8, seed=0)
+    a = forecast.make("flow", seed=3).predict(histories, targets)
+    b = forecast.make("flow", seed=3).predict(histories, targets)
+    np.testing.assert_array_equal(a.remaining, b.remaining)
+    assert a.samples.shape == (8, 32) and np.all(a.samples >= 0)
+    one = forecast.make("flow", seed=3, samples=256).predict(histories[:1], targets[:1])
+    assert one.remaining[0, 0] <= one.remaining[0, 1] <= one.remaining[0, 2]
+
+
+class NotAWeight:
+    """A pickled object of a class that safe loading must refuse."""
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "garbage", "pickle", "mismatch"])
+def test_bad_flow_weights_are_refused_clearly(tmp_path, damage):
+    import torch
+
+    from mara_env.forecast.flow import WEIGHTS
+
+    path = tmp_path / "flow.pt"
+    if damage == "truncated":
+        data = WEIGHTS.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00" * 100)
+    elif damage == "pickle":  # an arbitrary object must not be unpickled
+        torch.save({"format": "mara-flow-v1", "payload": NotAWeight()}, path)
+    elif damage == "mismatch":
+        blob = torch.load(WEIGHTS, weights_only=True)
+        blob["config"]["grid"] = 7
+        torch.save(blob, path)
+    with pytest.raises(ValueError, match="flow forecaster weights"):
+        forecast.make("flow", weights=path)

@@ -137,9 +137,6 @@ class FlowForecaster:
         n, s = conditions.shape[0], self.samples
         with torch.inference_mode():
             cond = self.net.condition(torch.as_tensor(conditions, dtype=torch.float32))
-            cond = cond.repeat_interleave(s, dim=0)
             x = torch.randn(n * s, GRID, generator=self.generator)
-            dt = 1.0 / self.steps
-            for i in range(self.steps):
-                x = x + dt * self.net.velocity(x, torch.full((1, 1), i * dt), cond)
+            x = self.net.integrate(x, cond.repeat_interleave(s, dim=0), self.steps)
         return x.numpy().reshape(n, s, GRID)
