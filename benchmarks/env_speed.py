@@ -107,6 +107,10 @@ def main() -> None:
         "horizon": args.horizon,
         "forecaster": args.forecaster,
     }
+    if args.forecaster == "flow":  # one core: keep torch's intra-op pool to one thread
+        import torch
+
+        torch.set_num_threads(1)
     mara = mara_env.env(**kwargs)
     floor = wrappers.OrderEnforcingWrapper(TrivialAEC(mara_env.raw_env(**{**kwargs, "forecaster": "none"})))
     turns_per_second(mara, 1, args.seed)  # warm-up: workload statistics, imports

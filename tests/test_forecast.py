@@ -222,3 +222,10 @@ def test_bad_flow_weights_are_refused_clearly(tmp_path, damage):
         torch.save(blob, path)
     with pytest.raises(ValueError, match="flow forecaster weights"):
         forecast.make("flow", weights=path)
+
+
+def test_sample_quantiles_match_numpy():
+    from mara_env.forecast.flow import sample_quantiles
+
+    x = np.random.default_rng(0).exponential(size=(5, 32))
+    np.testing.assert_allclose(sample_quantiles(x), np.quantile(x, [0.1, 0.5, 0.9], axis=1).T)

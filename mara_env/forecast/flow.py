@@ -32,9 +32,22 @@ WEIGHTS = Path(__file__).resolve().parent / "weights" / "flow.pt"
 FORMAT = "mara-flow-v1"
 
 
+_R = np.geomspace(R_MIN, R_MAX, GRID)
+_R.setflags(write=False)
+
+
 def future_grid() -> np.ndarray:
-    """``r_j``: future work as a multiple of current work, beyond the current point."""
-    return np.geomspace(R_MIN, R_MAX, GRID)
+    """``r_j``: future work as a multiple of current work, beyond the current point (read-only)."""
+    return _R
+
+
+def sample_quantiles(samples: np.ndarray, quantiles: Sequence[float] = (0.1, 0.5, 0.9)) -> np.ndarray:
+    """Per-row quantiles of ``(n, S)`` samples by linear interpolation (numpy's default rule)."""
+    x = np.sort(samples, axis=1)
+    pos = np.asarray(quantiles) * (x.shape[1] - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, x.shape[1] - 1)
+    return x[:, lo] + (pos - lo) * (x[:, hi] - x[:, lo])
 
 
 def encode_prefix(work: np.ndarray, loss: np.ndarray, first_loss: float) -> tuple[np.ndarray, float] | None:
@@ -127,7 +140,7 @@ class FlowForecaster:
         remaining = read_remaining(trajectories, log_target, np.asarray(current))
         samples = np.zeros((n, self.samples))
         samples[index] = remaining
-        result.remaining[index] = np.quantile(remaining, [0.1, 0.5, 0.9], axis=1).T
+        result.remaining[index] = sample_quantiles(remaining)
         result.known[index] = True
         return Forecast(result.remaining, result.known, samples)
 
