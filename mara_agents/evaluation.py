@@ -31,6 +31,20 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     return record
 
 
+def env_config(scheduler: Scheduler, env_kwargs: dict) -> dict:
+    """``env_kwargs`` with test curves by default and what the scheduler needs (``env_kwargs`` attribute).
+
+    A scheduler that reads forecast features names its forecaster, e.g. ``{"forecaster": "oracle"}``;
+    asking for a different one explicitly is an error rather than a silently wrong run.
+    """
+    config = {"curve_split": "test", **env_kwargs}
+    for key, value in getattr(scheduler, "env_kwargs", {}).items():
+        if key in env_kwargs and env_kwargs[key] != value:
+            raise ValueError(f"{type(scheduler).__name__} needs {key}={value!r}, got {key}={env_kwargs[key]!r}")
+        config[key] = value
+    return config
+
+
 def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = False, **env_kwargs) -> list[dict]:
     """Play one episode per seed and return one record per episode.
 
@@ -54,7 +68,7 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
         ``return`` (the team return, shaped if ``shaping=True``) and ``wall_seconds``.
     """
     scheduler = make(agent) if isinstance(agent, str) else agent
-    env = raw_env(**{"curve_split": "test", **env_kwargs})
+    env = raw_env(**env_config(scheduler, env_kwargs))
     seeds = list(seeds)
     label = agent if isinstance(agent, str) else type(agent).__name__
     return [play_episode(env, scheduler, s) for s in tqdm(seeds, desc=label, disable=not progress, leave=False)]

@@ -6,12 +6,20 @@ from collections.abc import Callable
 
 from mara_agents.base import Scheduler
 from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
+from mara_agents.laira import LaiRAScheduler
+from mara_agents.lara import LARAScheduler
+from mara_agents.oracle import OracleScheduler
+from mara_agents.srw import SRWScheduler
 
 SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
     "random": RandomScheduler,
     "round_robin": RoundRobinScheduler,
     "uniform": UniformScheduler,
     "edf": EDFScheduler,
+    "srw": SRWScheduler,
+    "lara": LARAScheduler,
+    "laira": LaiRAScheduler,
+    "oracle": OracleScheduler,
 }
 
 

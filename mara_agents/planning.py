@@ -1,0 +1,147 @@
+"""Slot planners: schedulers that plan the whole slot at the first node's turn.
+
+A :class:`PlanningScheduler` estimates each task's remaining work from the observation (and its own
+memory of past observations), decides how many nodes every task gets this slot, and then answers
+every node of the slot from that plan: a node stays on the task it trained last slot while the plan
+still wants nodes there (no switch cost), otherwise it takes the first task in plan order that is
+short of nodes. Multi-node scaling is respected through each task's ``scaling_exponent``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mara_agents.base import ObservationScheduler, last_row
+from mara_env.observation import SLOT_SCALE, WORK_SCALE, DecodedObservation
+
+# Share of a node's first slot on a task lost to checkpoint restore, as planners assume it (the
+# env's switch cost is not in the observation; 0.1 is its default).
+ASSUMED_SWITCH_LOSS = 0.1
+
+
+def capacity(nodes: np.ndarray, slots: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Work ``nodes`` speed-1 nodes deliver over ``slots`` slots, paying one switch each."""
+    n = np.maximum(nodes, 0)
+    return np.where(n > 0, (slots - ASSUMED_SWITCH_LOSS) * n**alpha, 0.0)
+
+
+def min_nodes(remaining: np.ndarray, slots: np.ndarray, alpha: np.ndarray, max_nodes: int) -> np.ndarray:
+    """Fewest nodes (1..max_nodes) that finish ``remaining`` in ``slots``; ``max_nodes + 1`` if none do."""
+    need = np.full(remaining.shape, max_nodes + 1)
+    for n in range(max_nodes, 0, -1):
+        need = np.where(capacity(np.full(remaining.shape, n), slots, alpha) >= remaining, n, need)
+    return need
+
+
+def greedy_allocation(
+    remaining: np.ndarray,
+    slots: np.ndarray,
+    alpha: np.ndarray,
+    nodes: int,
+    order: np.ndarray,
+    fewest_nodes_first: bool = True,
+) -> np.ndarray:
+    """Nodes per task: admitted tasks get the fewest nodes that finish them; spare nodes go to them.
+
+    Candidates (``order``, best first) are admitted while nodes remain, in increasing order of the
+    nodes they need (ties kept in ``order``; this admits the most tasks) or, with
+    ``fewest_nodes_first=False``, in ``order`` itself. Spare nodes then go one at a time to the
+    admitted task whose finishing is tightest (remaining / capacity largest).
+    """
+    counts = np.zeros(remaining.shape, dtype=np.int64)
+    if nodes <= 0 or order.size == 0:
+        return counts
+    need = min_nodes(remaining[order], slots[order], alpha[order], nodes)
+    free = nodes
+    sequence = np.argsort(need, kind="stable") if fewest_nodes_first else np.arange(order.size)
+    for k in sequence:
+        if need[k] <= free:
+            counts[order[k]] = need[k]
+            free -= need[k]
+    admitted = np.flatnonzero(counts)
+    if admitted.size == 0:
+        admitted = order[:1]
+    while free > 0:
+        tightness = remaining[admitted] / np.maximum(capacity(counts[admitted], slots[admitted], alpha[admitted]), 1e-9)
+        counts[admitted[int(np.argmax(tightness))]] += 1
+        free -= 1
+    return counts
+
+
+class RowMemory:
+    """Full (work, loss) history of every table row, rebuilt from the observation windows.
+
+    Rows are stable for a task's life; a new task in a row is noticed by its age or work going back.
+    """
+
+    def __init__(self) -> None:
+        self.work: dict[int, list[float]] = {}
+        self.loss: dict[int, list[float]] = {}
+        self._age: dict[int, float] = {}
+
+    def update(self, obs: DecodedObservation) -> None:
+        present = obs.row("present") > 0
+        ages, targets = obs.row("age"), obs.row("target")
+        for row in np.flatnonzero(present).tolist():
+            window = obs.window[row]
+            done = obs.row("observations")[row] * obs.layout.history_window
+            points = window[-max(int(round(done)), 1) :]
+            work = (points[:, 0] * WORK_SCALE).tolist()
+            loss = (targets[row] * np.exp(points[:, 1])).tolist()
+            if row not in self.work or ages[row] < self._age[row] or work[0] < self.work[row][0] and len(work) > 1:
+                self.work[row], self.loss[row] = [], []
+            known = self.work[row]
+            for w, v in zip(work, loss):
+                if not known or w > known[-1]:
+                    known.append(w)
+                    self.loss[row].append(v)
+            self._age[row] = ages[row]
+        for row in [r for r in self.work if not present[r]]:
+            del self.work[row], self.loss[row], self._age[row]
+
+    def history(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self.work.get(row, [])), np.asarray(self.loss.get(row, []))
+
+
+class PlanningScheduler(ObservationScheduler):
+    """Base class: plans a slot with :meth:`plan` at its first turn, then fills nodes from the plan."""
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.counts = np.zeros(0, dtype=np.int64)
+        self._slot_key: tuple[float, float] | None = None
+        self.memory = RowMemory()
+
+    def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
+        key = (obs.globals["time"], obs.globals["live_tasks"])
+        if obs.globals["free_nodes"] >= 1.0 or key != self._slot_key or self.counts.size != obs.layout.max_tasks:
+            self.memory.update(obs)
+            self.counts = self.plan(obs)
+            self._slot_key = key
+        taken = np.rint(obs.row("chosen_now") * obs.layout.num_nodes)
+        short = self.counts > taken
+        mine = last_row(obs)
+        if mine >= 0 and short[mine] and mine in allowed:
+            return mine
+        wanted = [row for row in self.plan_order if short[row] and row in allowed]
+        return wanted[0] if wanted else None
+
+    def plan(self, obs: DecodedObservation) -> np.ndarray:
+        """Nodes per row for this slot; sets :attr:`plan_order` (rows in priority order)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def explore(obs: DecodedObservation, rows: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+        """One node for each of ``rows`` (in order) while nodes last: (nodes per row, rows served)."""
+        served = rows[: max(nodes, 0)]
+        counts = np.zeros(obs.layout.max_tasks, dtype=np.int64)
+        counts[served] = 1
+        return counts, served
+
+    @staticmethod
+    def slots_left(obs: DecodedObservation) -> np.ndarray:
+        return np.rint(obs.row("slots_left") * SLOT_SCALE)
+
+    @staticmethod
+    def up_nodes(obs: DecodedObservation) -> int:
+        return int(round(obs.globals["up_nodes"] * obs.layout.num_nodes))
