@@ -2,21 +2,26 @@
 
 - **Dynamic Kalman filter**: per task, drifting power-law parameters filtered over the task's
   history (the shared ``dkf`` forecaster), rebuilt from the observation windows.
-- **Look-ahead feasibility check**: a task stays a candidate only while its optimistic remaining
-  work (the filter's p10) fits before its deadline on the nodes that are up.
-- **UCB allocation ratio**: candidates are ranked by an upper confidence bound on their chance to
-  finish: the ratio of the capacity they could still get to their optimistic (lower-bound) remaining
-  work; admitted in that order with the fewest nodes that finish their median estimate in time, or
-  their optimistic one when the median does not fit.
-- **Adaptive time slicing**: a task that trained last slot keeps its place ahead of equally ranked
-  ones (its nodes need no restore), so allocations change only when the ranking does.
+- **Look-ahead feasibility check with an upper confidence bound**: a task stays a candidate while
+  its optimistic remaining work (the filter's p10, a lower confidence bound on the work, i.e. an
+  upper confidence bound on its progress) fits before its deadline on the nodes that are up, so a
+  task is dropped only when even the optimistic view says it cannot finish.
+- **Allocation ratio**: candidates are admitted fewest nodes first (ties to the earlier deadline),
+  each with the fewest whole nodes that finish its *median* estimate in time; spare nodes hedge on
+  the candidates not admitted, then go to the tightest admitted task.
+- **Adaptive time slicing**: the plan is redone every slot, and a node stays on the task it trained
+  last slot whenever the plan still wants a node there, so allocations change only when estimates do.
+
+We first ranked candidates by the ratio of reachable capacity to their optimistic work (a UCB score);
+on the synthetic train load that completed 44% of tasks against 66% for the rule above (10 seeds),
+so the rule above is what ships.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mara_agents.planning import PlanningScheduler, capacity, greedy_allocation, min_nodes
+from mara_agents.planning import PlanningScheduler, capacity, greedy_allocation
 from mara_env.forecast import MAX_REMAINING, DKFForecaster
 from mara_env.observation import DecodedObservation
 
@@ -43,11 +48,8 @@ class LaiRAScheduler(PlanningScheduler):
             exploring[rows] = np.array([h[0].size for h in histories]) < self.explore_points
         reach = capacity(np.full(k, nodes), slots, alpha)
         candidates = rows[~exploring[rows] & (low[rows] <= reach[rows])]
-        ucb = reach / np.maximum(low, 1e-6)
-        running = obs.row("nodes_last_slot") > 0
-        order = candidates[np.lexsort((~running[candidates], -ucb[candidates]))]
-        sizing = np.where(min_nodes(mid, slots, alpha, nodes) <= nodes, mid, low)
+        order = candidates[np.argsort(slots[candidates], kind="stable")]
         counts, explore = self.explore(obs, rows[exploring[rows]], nodes)
-        counts += greedy_allocation(sizing, slots, alpha, nodes - explore.size, order, fewest_nodes_first=False)
+        counts += greedy_allocation(mid, slots, alpha, nodes - explore.size, order)
         self.plan_order = explore.tolist() + order.tolist()
         return counts

@@ -27,4 +27,5 @@ class OracleScheduler(PlanningScheduler):
         order = np.flatnonzero(present)
         order = order[np.argsort(slots[order], kind="stable")]
         self.plan_order = order.tolist()
-        return greedy_allocation(remaining, slots, obs.row("scaling_exponent"), self.up_nodes(obs), order)
+        alpha = obs.row("scaling_exponent")
+        return greedy_allocation(remaining, slots, alpha, self.up_nodes(obs), order, hedge=False)

@@ -40,13 +40,16 @@ def greedy_allocation(
     nodes: int,
     order: np.ndarray,
     fewest_nodes_first: bool = True,
+    hedge: bool = True,
 ) -> np.ndarray:
     """Nodes per task: admitted tasks get the fewest nodes that finish them; spare nodes go to them.
 
     Candidates (``order``, best first) are admitted while nodes remain, in increasing order of the
     nodes they need (ties kept in ``order``; this admits the most tasks) or, with
     ``fewest_nodes_first=False``, in ``order`` itself. Spare nodes then go one at a time to the
-    admitted task whose finishing is tightest (remaining / capacity largest).
+    admitted task whose finishing is tightest (remaining / capacity largest). With ``hedge`` (for
+    planners whose estimates may be wrong) spare nodes first give one node to each candidate that
+    was not admitted, best first.
     """
     counts = np.zeros(remaining.shape, dtype=np.int64)
     if nodes <= 0 or order.size == 0:
@@ -58,6 +61,11 @@ def greedy_allocation(
         if need[k] <= free:
             counts[order[k]] = need[k]
             free -= need[k]
+    for k in order if hedge else ():  # one spare node each for the candidates not admitted
+        if free == 0:
+            break
+        if counts[k] == 0:
+            counts[k], free = 1, free - 1
     admitted = np.flatnonzero(counts)
     if admitted.size == 0:
         admitted = order[:1]
