@@ -5,10 +5,11 @@
   rebuilds from the observation windows slot after slot.
 - **Explore then exploit**: a task with fewer than ``explore_points`` observations gets one node
   (if any is left) before any estimate is trusted.
-- **Adaptive allocation search**: every slot, admit the tasks that can still finish before their
-  deadline with the nodes available, fewest nodes needed first (this maximises how many finish),
-  each with the fewest whole nodes that finish it given the task's ``n ** alpha`` scaling and a
-  switch cost; spare nodes go to the tightest admitted task.
+- **Adaptive allocation search**: every slot, drop the tasks that cannot finish before their
+  deadline even on all nodes by the optimistic end of the estimate (its p10), then admit the
+  others fewest nodes needed first (this maximises how many finish), each with the fewest whole
+  nodes that finish its inflated median given the task's ``n ** alpha`` scaling and a switch cost;
+  spare nodes hedge one each on candidates not admitted, then go to the tightest admitted task.
 - **Balancing margin**: estimates are inflated by ``exp(e)``, where ``e`` is a running mean of the
   scheduler's own prediction error: how far each task's new estimate lands from the previous one
   minus the work done in between.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_agents.planning import PlanningScheduler, greedy_allocation
+from mara_agents.planning import PlanningScheduler, greedy_allocation, min_nodes
 from mara_env.forecast import MAX_REMAINING, WLSForecaster
 from mara_env.observation import DecodedObservation
 
@@ -37,24 +38,26 @@ class LARAScheduler(PlanningScheduler):
         self.error = 0.0
         self._last: dict[int, tuple[float, float]] = {}  # row -> (work then, estimate then)
 
-    def estimates(self, obs: DecodedObservation, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Median remaining work of each row (``MAX_REMAINING`` if unknown), and the rows still exploring."""
+    def estimates(self, obs: DecodedObservation, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: p10 and p50 of the remaining work (``MAX_REMAINING`` if unknown); still exploring."""
         histories = [self.memory.history(int(r)) for r in rows]
         forecast = self.estimator.predict(histories, obs.row("target")[rows])
         points = np.array([h[0].size for h in histories])
-        return np.where(forecast.known, forecast.remaining[:, 1], MAX_REMAINING), points < self.explore_points
+        low, mid = (np.where(forecast.known, forecast.remaining[:, q], MAX_REMAINING) for q in (0, 1))
+        return low, mid, points < self.explore_points
 
     def plan(self, obs: DecodedObservation) -> np.ndarray:
         rows = np.flatnonzero(obs.row("present") > 0)
-        remaining = np.full(obs.layout.max_tasks, MAX_REMAINING)
+        low, remaining = np.full(obs.layout.max_tasks, MAX_REMAINING), np.full(obs.layout.max_tasks, MAX_REMAINING)
         exploring = np.zeros(obs.layout.max_tasks, dtype=bool)
         if rows.size:
-            remaining[rows], exploring[rows] = self.estimates(obs, rows)
+            low[rows], remaining[rows], exploring[rows] = self.estimates(obs, rows)
         self._track_error(obs, rows, remaining)
         inflated = remaining * min(np.exp(self.error), self.max_margin)
         slots, alpha, nodes = self.slots_left(obs), obs.row("scaling_exponent"), self.up_nodes(obs)
         counts, explore = self.explore(obs, rows[exploring[rows]], nodes)
         exploit = rows[~exploring[rows]]
+        exploit = exploit[min_nodes(low[exploit], slots[exploit], alpha[exploit], nodes) <= nodes]
         exploit = exploit[np.argsort(slots[exploit], kind="stable")]
         counts += greedy_allocation(inflated, slots, alpha, nodes - explore.size, exploit)
         self.plan_order = explore.tolist() + exploit.tolist()

@@ -47,7 +47,8 @@ def greedy_allocation(
     Candidates (``order``, best first) are admitted while nodes remain, in increasing order of the
     nodes they need (ties kept in ``order``; this admits the most tasks) or, with
     ``fewest_nodes_first=False``, in ``order`` itself. Spare nodes then go one at a time to the
-    admitted task whose finishing is tightest (remaining / capacity largest). With ``hedge`` (for
+    admitted task whose finishing is tightest (remaining / capacity largest); with none admitted
+    they idle. With ``hedge`` (for
     planners whose estimates may be wrong) spare nodes first give one node to each candidate that
     was not admitted, best first.
     """
@@ -67,9 +68,7 @@ def greedy_allocation(
         if counts[k] == 0:
             counts[k], free = 1, free - 1
     admitted = np.flatnonzero(counts)
-    if admitted.size == 0:
-        admitted = order[:1]
-    while free > 0:
+    while free > 0 and admitted.size:  # with nothing admitted, nodes idle rather than waste work
         tightness = remaining[admitted] / np.maximum(capacity(counts[admitted], slots[admitted], alpha[admitted]), 1e-9)
         counts[admitted[int(np.argmax(tightness))]] += 1
         free -= 1
