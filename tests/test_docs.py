@@ -57,3 +57,11 @@ def test_examples_run(tmp_path, script, args):
         assert (tmp_path / "g.png").stat().st_size > 1000
     else:
         assert "| capped_edf |" in done.stdout
+
+
+def test_docs_have_no_unfilled_placeholders():
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text()
+        left = re.findall(r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b", text)
+        left = [t for t in left if t not in {"WORK_SCALE", "SLOT_SCALE", "MAX_REMAINING", "OMP_NUM_THREADS"}]
+        assert not left, f"{path.name} still has placeholders {sorted(set(left))}"
