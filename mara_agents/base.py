@@ -33,6 +33,9 @@ class ObservationScheduler:
         Seed of the scheduler's own generator until the next :meth:`reset`.
     """
 
+    # Env settings the runner uses unless told otherwise: most schedulers ignore forecast features.
+    default_env_kwargs = {"forecaster": "none"}
+
     def __init__(self, seed: int | None = 0) -> None:
         self.reset(seed)
 

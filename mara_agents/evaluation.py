@@ -32,12 +32,14 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
 
 
 def env_config(scheduler: Scheduler, env_kwargs: dict) -> dict:
-    """``env_kwargs`` with test curves by default and what the scheduler needs (``env_kwargs`` attribute).
+    """``env_kwargs`` with test curves by default and what the scheduler needs.
 
-    A scheduler that reads forecast features names its forecaster, e.g. ``{"forecaster": "oracle"}``;
-    asking for a different one explicitly is an error rather than a silently wrong run.
+    A scheduler's ``default_env_kwargs`` apply unless given (schedulers that never read the forecast
+    features run with ``forecaster="none"``, which changes nothing they see and saves time); its
+    ``env_kwargs`` are required: a scheduler that reads forecast features names its forecaster, e.g.
+    ``{"forecaster": "oracle"}``, and asking for a different one is an error, not a silently wrong run.
     """
-    config = {"curve_split": "test", **env_kwargs}
+    config = {"curve_split": "test", **getattr(scheduler, "default_env_kwargs", {}), **env_kwargs}
     for key, value in getattr(scheduler, "env_kwargs", {}).items():
         if key in env_kwargs and env_kwargs[key] != value:
             raise ValueError(f"{type(scheduler).__name__} needs {key}={value!r}, got {key}={env_kwargs[key]!r}")

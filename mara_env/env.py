@@ -81,7 +81,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     shaping:
         Add the potential-based progress term to the team reward.
     forecaster:
-        Forecaster filling the forecast features: ``"none"`` (zeros), a name in
+        Forecaster filling the forecast features: ``"flow"`` (default), ``"none"`` (zeros), a name in
         ``mara_env.forecast.FORECASTERS`` (``wls``, ``dkf``, ``flow``, ``oracle``) or a forecaster object.
     max_cycles:
         Truncate after this many slots (``None``: the horizon).
@@ -121,7 +121,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         workload: str = "synthetic",
         load: str | float = "train",
         shaping: bool = False,
-        forecaster: str | Forecaster | None = "none",
+        forecaster: str | Forecaster | None = "flow",
         max_cycles: int | None = None,
         render_mode: str | None = None,
         history_window: int = 8,
