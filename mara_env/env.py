@@ -17,7 +17,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
 from mara_env import forecast
-from mara_env.core import IDLE, SimConfig, Simulator, SlotResult
+from mara_env.core import IDLE, FaultModel, SimConfig, Simulator, SlotResult
 from mara_env.core.config import is_int, require
 from mara_env.forecast import Forecaster
 from mara_env.forecast.features import ForecastFeatures
@@ -100,6 +100,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     arrivals:
         ``"poisson"`` (default), ``"bursty"`` (Markov-modulated), a path to a ``.csv`` trace, or an
         arrival-process object (see ``mara_env.workloads.arrivals``).
+    faults:
+        ``None`` (default), ``{"mtbf": slots, "mttr": slots}`` (exponential up and down times per node)
+        or ``{"schedule": [(node, first_slot, last_slot), ...]}``; a down node may only idle.
     invalid_action:
         ``"raise"`` (default): a masked or out-of-range action raises :class:`InvalidActionError`
         and changes nothing; ``"idle"``: it is played as idle and counted in ``infos``
@@ -129,6 +132,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         node_speeds: list[float] | None = None,
         curve_split: str = "train",
         arrivals: str | ArrivalProcess = "poisson",
+        faults: dict | FaultModel | None = None,
         invalid_action: str = "raise",
     ) -> None:
         super().__init__()
@@ -154,6 +158,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.workload = make_workload(workload, curve_split)
         self.curve_split = curve_split
         self.arrivals = make_arrivals(arrivals)
+        self.faults = FaultModel.from_config(faults)
         self.load = resolve_load(load)
         self.shaping = shaping
         self.max_cycles = max_cycles if max_cycles is not None else horizon
@@ -197,6 +202,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.workload, self._np_random, self.rate, self.sim_config.horizon, self.deadlines, self.arrivals
         )
         self.sim = Simulator(self.sim_config, tasks)
+        cfg = self.sim_config
+        self._node_timeline = self.faults.timeline(self._np_random, cfg.num_nodes, cfg.horizon) if self.faults else None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -215,6 +222,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def _begin_slot(self) -> None:
         """Fresh per-slot buffers: the task table, the masks and the nodes' pending choices."""
         sim = self.sim
+        if self._node_timeline is not None:
+            for node, up in enumerate(self._node_timeline[sim.slot].tolist()):
+                sim.set_node_up(node, up)
         self._turn = 0
         self.agent_selection = self.agents[0]
         self._assignment = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)

@@ -90,8 +90,12 @@ class Simulator:
         self.node_up[node] = bool(up)
 
     def metrics(self) -> dict[str, float]:
-        """Metrics of the run so far (see :class:`RunCounters`)."""
-        return self.counters.metrics(live=self.num_live())
+        """Metrics of the run so far (see :class:`RunCounters`), with ``availability``: the share of
+        node-slots in which nodes were up."""
+        metrics = self.counters.metrics(live=self.num_live())
+        slots = self.counters.slots * self.config.num_nodes
+        metrics["availability"] = self.counters.up_node_slots / slots if slots else 1.0
+        return metrics
 
     # ------------------------------------------------------------------ dynamics
     def check_assignment(self, assignment: Sequence[int]) -> np.ndarray:

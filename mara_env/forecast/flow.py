@@ -113,7 +113,6 @@ class FlowForecaster:
 
         from mara_env.forecast.flow_net import load_flow_net
 
-        self.torch = torch
         self.net = load_flow_net(Path(weights) if weights else WEIGHTS)
         self.samples, self.steps, self.threads = int(samples), int(steps), int(threads)
         self.generator = torch.Generator().manual_seed(seed)
@@ -149,9 +148,22 @@ class FlowForecaster:
         result.known[index] = True
         return Forecast(result.remaining, result.known, samples)
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["generator"] = self.generator.get_state()  # a torch.Generator does not pickle itself
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        import torch
+
+        generator = torch.Generator()
+        generator.set_state(state.pop("generator"))
+        self.__dict__.update(state, generator=generator)
+
     def sample(self, conditions: np.ndarray) -> np.ndarray:
         """``(n, samples, GRID)`` trajectories for ``n`` conditioning vectors."""
-        torch = self.torch
+        import torch
+
         n, s = conditions.shape[0], self.samples
         previous = torch.get_num_threads()
         torch.set_num_threads(self.threads)
