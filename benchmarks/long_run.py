@@ -36,7 +36,7 @@ def main() -> None:
     first = peak = None
     while turns < args.turns:
         env.reset(seed=episode)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)
