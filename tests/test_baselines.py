@@ -92,7 +92,7 @@ def test_oracle_refuses_an_env_without_the_truth():
 
 @pytest.mark.parametrize("agent", PLANNERS)
 @pytest.mark.parametrize("workload", ["synthetic", "vision", "rl", "mixed"])
-@pytest.mark.parametrize("load", ["train", "extreme"])
+@pytest.mark.parametrize("load", ["train", "heavy", "extreme"])
 def test_every_planner_runs_every_preset(agent, workload, load):
     record = mara_agents.evaluate(agent, [0], workload=workload, load=load, horizon=100)[0]
     assert record["completed"] + record["expired"] == record["arrived"] > 0
