@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from mara_env.workloads import BurstyArrivals, PoissonArrivals, load_bank  # noqa: E402
+from mara_env.workloads import BurstyArrivals, PoissonArrivals, TraceArrivals, load_bank  # noqa: E402
 
 PER_FAMILY = 4
 
@@ -49,17 +49,23 @@ def plot_bank(name: str, out: Path, seed: int = 0) -> Path:
     return path
 
 
+EXAMPLE_TRACE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "example_trace.csv"
+
+
 def plot_arrivals(out: Path, rate: float = 0.4, horizon: int = 600) -> Path:
-    """Arrivals per 10-slot window of Poisson and bursty processes with the same mean rate."""
+    """Arrivals per 10-slot window of Poisson and bursty processes (same mean rate) and a trace replay."""
     fig, ax = plt.subplots(figsize=(9, 2.8))
-    for process in (PoissonArrivals(), BurstyArrivals()):
+    for process in (PoissonArrivals(), BurstyArrivals(), TraceArrivals(EXAMPLE_TRACE)):
         plan = process.plan(np.random.default_rng(3), rate, horizon)
         counts = np.bincount(plan.slots, minlength=horizon).reshape(-1, 10).sum(axis=1)
         ax.step(np.arange(counts.size) * 10, counts, where="post", label=f"{process.name} ({plan.slots.size} tasks)")
     ax.axhline(rate * 10, color="grey", ls=":", lw=1, label="mean")
     ax.set_xlabel("slot")
     ax.set_ylabel("arrivals per 10 slots")
-    ax.set_title(f"Arrival processes at the same mean rate ({rate} tasks per slot)", fontsize=10)
+    ax.set_title(
+        f"Poisson and bursty at {rate} tasks per slot; the example trace (2 days) fitted to {horizon} slots",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out / "arrivals.png"
