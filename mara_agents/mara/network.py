@@ -1,0 +1,125 @@
+"""The MARA actor-critic: tokens for task rows and the acting node, a transformer over tasks, pointer
+logits over rows plus idle, and a centralised critic on the env's ``state()``.
+
+Actor. Each table row becomes a token from its row and forecast features, a learned summary of its
+history window, and the acting node's and the slot's features (so every token knows who is choosing
+and when). A transformer encoder mixes the tokens (self-attention across tasks, with empty rows
+masked out of attention). A learned idle token joins the sequence. One linear head scores every token:
+the logits are ``[idle, row 0, ..., row K-1]``, matching ``Discrete(K_max + 1)``, and masked actions
+get ``-inf``. Nothing depends on ``K_max`` or ``M`` in the parameters: the same weights run any table
+size and any number of nodes. The autoregressive signal reaches the policy through ``chosen_now``
+(how many earlier nodes picked each row this slot), a row feature.
+
+Critic. The same kind of row encoder (its own weights) over the state's task table, mean-pooled over
+present rows, with the slot's global features and the pooled node features, into an MLP value head.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from mara_env.observation import (
+    FORECAST_FEATURES,
+    GLOBAL_FEATURES,
+    HEADER,
+    NODE_FEATURES,
+    ROW_FEATURES,
+    WINDOW_FEATURES,
+)
+
+ROW_INPUTS = len(ROW_FEATURES) + len(FORECAST_FEATURES)
+PRESENT = ROW_FEATURES.index("present")
+
+
+def orthogonal(layer: nn.Linear, gain: float = float(np.sqrt(2.0))) -> nn.Linear:
+    """Orthogonal weights and zero bias (the PPO initialisation)."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def split_observation(vector: torch.Tensor, history_window: int, max_tasks: int):
+    """``(node, globals, rows, windows)`` tensors from a batch of flat observation vectors."""
+    a = len(HEADER)
+    b = a + len(NODE_FEATURES)
+    c = b + len(GLOBAL_FEATURES)
+    table = vector[:, c:].reshape(vector.shape[0], max_tasks, -1)
+    return vector[:, a:b], vector[:, b:c], table[..., :ROW_INPUTS], table[..., ROW_INPUTS:]
+
+
+def split_state(state: torch.Tensor, num_nodes: int, history_window: int, max_tasks: int):
+    """``(globals, nodes, rows, windows)`` tensors from a batch of ``state()`` vectors."""
+    a = len(HEADER)
+    b = a + len(GLOBAL_FEATURES)
+    c = b + num_nodes * len(NODE_FEATURES)
+    nodes = state[:, b:c].reshape(state.shape[0], num_nodes, len(NODE_FEATURES))
+    table = state[:, c:].reshape(state.shape[0], max_tasks, -1)
+    return state[:, a:b], nodes, table[..., :ROW_INPUTS], table[..., ROW_INPUTS:]
+
+
+class RowEncoder(nn.Module):
+    """Row features + a window summary + context features -> one token per row, then self-attention."""
+
+    def __init__(self, history_window: int, context: int, width: int, layers: int, heads: int) -> None:
+        super().__init__()
+        window_inputs = history_window * len(WINDOW_FEATURES)
+        self.window = nn.Sequential(orthogonal(nn.Linear(window_inputs, width)), nn.Tanh())
+        self.embed = nn.Sequential(orthogonal(nn.Linear(ROW_INPUTS + width + context, width)), nn.Tanh())
+        block = nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True)
+        self.mixer = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
+
+    def forward(self, rows, windows, context, extra_tokens: torch.Tensor | None = None):
+        n, k, _ = rows.shape
+        summary = self.window(windows.reshape(n, k, -1))
+        tokens = self.embed(torch.cat([rows, summary, context[:, None, :].expand(n, k, -1)], dim=-1))
+        padding = rows[..., PRESENT] < 0.5  # empty rows take no part in attention
+        if extra_tokens is not None:
+            tokens = torch.cat([extra_tokens, tokens], dim=1)
+            keep = torch.zeros((n, extra_tokens.shape[1]), dtype=torch.bool)
+            padding = torch.cat([keep, padding], dim=1)
+        return self.mixer(tokens, src_key_padding_mask=padding)
+
+
+class MARANet(nn.Module):
+    """Actor over one node's observation and critic over the global state.
+
+    Parameters
+    ----------
+    history_window:
+        ``H`` of the env the net reads (the only size the parameters depend on).
+    width, layers, heads:
+        Transformer size.
+    """
+
+    def __init__(self, history_window: int = 8, width: int = 64, layers: int = 2, heads: int = 4) -> None:
+        super().__init__()
+        self.config = {"history_window": history_window, "width": width, "layers": layers, "heads": heads}
+        context = len(NODE_FEATURES) + len(GLOBAL_FEATURES)
+        self.actor_rows = RowEncoder(history_window, context, width, layers, heads)
+        self.idle_token = nn.Parameter(torch.zeros(1, 1, width))
+        self.pointer = orthogonal(nn.Linear(width, 1), gain=0.01)
+        self.critic_rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
+        self.value_head = nn.Sequential(
+            orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
+            nn.Tanh(),
+            orthogonal(nn.Linear(width, 1), gain=1.0),
+        )
+
+    def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
+        """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors and masks."""
+        node, globals_, rows, windows = split_observation(observation, self.config["history_window"], max_tasks)
+        context = torch.cat([node, globals_], dim=-1)
+        idle = self.idle_token.expand(observation.shape[0], -1, -1)
+        tokens = self.actor_rows(rows, windows, context, extra_tokens=idle)
+        scores = self.pointer(tokens).squeeze(-1)
+        return scores.masked_fill(mask < 0.5, float("-inf"))
+
+    def value(self, state: torch.Tensor, num_nodes: int, max_tasks: int) -> torch.Tensor:
+        """Value ``(n,)`` of a batch of ``state()`` vectors."""
+        globals_, nodes, rows, windows = split_state(state, num_nodes, self.config["history_window"], max_tasks)
+        tokens = self.critic_rows(rows, windows, globals_)
+        present = (rows[..., PRESENT] > 0.5).float()[..., None]
+        pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)
+        return self.value_head(torch.cat([pooled, globals_, nodes.mean(1)], dim=-1)).squeeze(-1)

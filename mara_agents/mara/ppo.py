@@ -1,0 +1,263 @@
+"""PPO with GAE for the MARA policy, readable top to bottom (in the spirit of CleanRL's ``ppo.py``).
+
+Every node turn is one step of one shared agent: the acting node's observation goes to the actor,
+the env's global ``state()`` to the centralised critic, and the team reward arrives on the last turn
+of each slot. With ``gamma = 1`` (the objective is the undiscounted number of completions) and the
+env's potential-based shaping on, GAE runs along the sequence of turns.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.network import MARANet
+from mara_agents.mara.workers import WorkerPool
+
+MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
+
+
+@dataclass
+class PPOConfig:
+    total_turns: int = 400_000
+    num_envs: int = 2
+    rollout_turns: int = 512
+    epochs: int = 4
+    minibatches: int = 4
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    clip_value: bool = True
+    value_coef: float = 0.5
+    entropy_coef: float = 0.01
+    max_grad_norm: float = 0.5
+    target_kl: float | None = 0.05
+    seed: int = 0
+    width: int = 64
+    layers: int = 2
+    eval_every: int = 10
+    eval_seeds: int = 5
+    env: dict = field(
+        default_factory=lambda: {
+            "num_nodes": 8,
+            "max_tasks": 16,
+            "horizon": 300,
+            "workload": "synthetic",
+            "load": "train",
+            "shaping": True,
+            "forecaster": "flow",
+            "curve_split": "train",
+        }
+    )
+
+
+class RunningMeanStd:
+    """Running mean and variance of returns (value normalisation)."""
+
+    def __init__(self) -> None:
+        self.mean, self.var, self.count = 0.0, 1.0, 1e-4
+
+    def update(self, x: np.ndarray) -> None:
+        mean, var, n = float(x.mean()), float(x.var()), x.size
+        delta, total = mean - self.mean, self.count + n
+        self.mean += delta * n / total
+        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
+        self.count = total
+
+    @property
+    def std(self) -> float:
+        return float(np.sqrt(self.var) + 1e-8)
+
+
+def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
+    logits = net.logits(obs, mask, max_tasks)
+    return torch.where(torch.isinf(logits), torch.full_like(logits, MASKED), logits)
+
+
+def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Generalised advantage estimates and returns over a ``(T, E)`` rollout.
+
+    ``dones[t]`` marks that the episode ended with the turn ``t`` (no bootstrap past it).
+    """
+    steps = rewards.shape[0]
+    advantages = np.zeros_like(rewards)
+    running = np.zeros(rewards.shape[1])
+    for t in reversed(range(steps)):
+        next_value = last_value if t == steps - 1 else values[t + 1]
+        alive = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_value * alive - values[t]
+        running = delta + gamma * lam * alive * running
+        advantages[t] = running
+    return advantages, advantages + values
+
+
+def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
+    """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    env_cfg = config.env
+    m, k = env_cfg["num_nodes"], env_cfg["max_tasks"]
+    net = MARANet(history_window=env_cfg.get("history_window", 8), width=config.width, layers=config.layers)
+    optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
+    returns_stats = RunningMeanStd()
+    pool = WorkerPool(config.num_envs, env_cfg, config.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = _tensorboard(out)
+    log_path = out / "log.csv"
+    iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
+    finished_rates: list[float] = []
+    history = []
+    start = time.perf_counter()
+    try:
+        turns = pool.observe()
+        bar = tqdm(range(1, iterations + 1), desc="mara ppo", disable=not progress)
+        for iteration in bar:
+            if config.anneal_lr:  # learning-rate annealing to 0
+                optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
+            batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
+            stats = _update(net, optimiser, batch, config, k, m, returns_stats)
+            row = {
+                "iteration": iteration,
+                "turns": iteration * config.rollout_turns * config.num_envs,
+                "seconds": round(time.perf_counter() - start, 1),
+                "train_completion_rate": float(np.mean(finished_rates[-20:])) if finished_rates else float("nan"),
+                **stats,
+            }
+            history.append(row)
+            _log(log_path, row, writer)
+            bar.set_postfix(done=f"{row['train_completion_rate']:.3f}", kl=f"{stats['approx_kl']:.4f}")
+            if iteration % config.eval_every == 0 or iteration == iterations:
+                save_checkpoint(net, out / "checkpoint.pt", env_cfg, {"config": asdict(config), "iteration": iteration})
+    finally:
+        pool.close()
+        if writer is not None:
+            writer.close()
+    (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    return {"history": history, "seconds": time.perf_counter() - start}
+
+
+def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates):
+    """Collect ``rollout_turns`` turns from every env copy with the current policy."""
+    t_len, e = config.rollout_turns, config.num_envs
+    obs = np.zeros((t_len, e, turns[0][0].size), dtype=np.float32)
+    masks = np.zeros((t_len, e, k + 1), dtype=np.float32)
+    states = np.zeros((t_len, e, turns[0][2].size), dtype=np.float32)
+    actions = np.zeros((t_len, e), dtype=np.int64)
+    logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
+    for t in range(t_len):
+        obs[t] = np.stack([x[0] for x in turns])
+        masks[t] = np.stack([x[1] for x in turns])
+        states[t] = np.stack([x[2] for x in turns])
+        with torch.no_grad():
+            logits = masked_logits(net, torch.as_tensor(obs[t]), torch.as_tensor(masks[t]), k)
+            dist = torch.distributions.Categorical(logits=logits)
+            action = dist.sample()
+            logprobs[t] = dist.log_prob(action).numpy()
+            values[t] = net.value(torch.as_tensor(states[t]), m, k).numpy() * returns_stats.std + returns_stats.mean
+        actions[t] = action.numpy()
+        turns = pool.step(actions[t])
+        rewards[t] = [x[3] for x in turns]
+        dones[t] = [x[4] for x in turns]
+        finished_rates.extend(x[5] for x in turns if x[5] is not None)
+    with torch.no_grad():
+        last_states = torch.as_tensor(np.stack([x[2] for x in turns]))
+        last_value = net.value(last_states, m, k).numpy() * returns_stats.std + returns_stats.mean
+    advantages, returns = gae(rewards, values, dones, last_value, config.gamma, config.gae_lambda)
+    returns_stats.update(returns.ravel())
+    flat = lambda a: a.reshape(t_len * e, *a.shape[2:])  # noqa: E731
+    batch = {
+        "obs": flat(obs),
+        "masks": flat(masks),
+        "states": flat(states),
+        "actions": flat(actions),
+        "logprobs": flat(logprobs),
+        "values": flat(values),
+        "advantages": flat(advantages),
+        "returns": flat(returns),
+    }
+    return batch, turns
+
+
+def _update(net, optimiser, batch, config, k, m, returns_stats) -> dict:
+    """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus."""
+    size = batch["obs"].shape[0]
+    tensors = {key: torch.as_tensor(value) for key, value in batch.items()}
+    norm_returns = (tensors["returns"] - returns_stats.mean) / returns_stats.std  # value normalisation
+    norm_values = (tensors["values"] - returns_stats.mean) / returns_stats.std
+    minibatch = size // config.minibatches
+    kls, clipfracs, stats = [], [], {}
+    for _epoch in range(config.epochs):
+        order = torch.randperm(size)
+        for begin in range(0, size, minibatch):
+            idx = order[begin : begin + minibatch]
+            logits = masked_logits(net, tensors["obs"][idx], tensors["masks"][idx], k)
+            dist = torch.distributions.Categorical(logits=logits)
+            new_logprob = dist.log_prob(tensors["actions"][idx])
+            log_ratio = new_logprob - tensors["logprobs"][idx].float()
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                kls.append(float(((ratio - 1) - log_ratio).mean()))  # the low-variance KL estimator
+                clipfracs.append(float(((ratio - 1.0).abs() > config.clip).float().mean()))
+            adv = tensors["advantages"][idx].float()
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # advantage normalisation
+            policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
+            value = net.value(tensors["states"][idx], m, k)
+            target = norm_returns[idx].float()
+            value_loss = (value - target) ** 2
+            if config.clip_value:  # clipped value loss around the rollout's values
+                clipped = norm_values[idx].float() + (value - norm_values[idx].float()).clamp(-config.clip, config.clip)
+                value_loss = torch.max(value_loss, (clipped - target) ** 2)
+            value_loss = 0.5 * value_loss.mean()
+            entropy = dist.entropy().mean()
+            loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+            optimiser.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)  # gradient clipping
+            optimiser.step()
+        if config.target_kl is not None and np.mean(kls) > config.target_kl:
+            break
+    with torch.no_grad():
+        predicted = net.value(tensors["states"], m, k).numpy() * returns_stats.std + returns_stats.mean
+    variance = np.var(batch["returns"])
+    explained = float("nan") if variance == 0 else 1.0 - np.var(batch["returns"] - predicted) / variance
+    stats.update(
+        policy_loss=policy_loss.item(),
+        value_loss=value_loss.item(),
+        entropy=entropy.item(),
+        approx_kl=float(np.mean(kls)),
+        clipfrac=float(np.mean(clipfracs)),
+        explained_variance=float(explained),
+        learning_rate=optimiser.param_groups[0]["lr"],
+    )
+    return stats
+
+
+def _tensorboard(out: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # TensorBoard is optional; the CSV log is always written
+        return None
+    return SummaryWriter(str(out / "tensorboard"))
+
+
+def _log(path: Path, row: dict, writer) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(row))
+        if new:
+            w.writeheader()
+        w.writerow(row)
+    if writer is not None:
+        for key, value in row.items():
+            if key != "iteration":
+                writer.add_scalar(key, value, row["turns"])
