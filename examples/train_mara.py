@@ -20,13 +20,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a one-minute smoke run on short episodes")
     parser.add_argument("--turns", type=int, help="total node turns (default: the config's)")
-    parser.add_argument("--envs", type=int, default=2, help="env copies, one process each")
+    parser.add_argument("--envs", type=int, default=4, help="env copies, one process each")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-every", type=int, default=50, help="iterations between evaluations beside lara")
     parser.add_argument("--out", type=Path, default=Path("runs/mara"))
     args = parser.parse_args()
-    config = PPOConfig(num_envs=args.envs, seed=args.seed)
+    config = PPOConfig(num_envs=args.envs, seed=args.seed, eval_every=args.eval_every)
     if args.quick:
-        config.total_turns, config.rollout_turns, config.eval_every = 4096, 256, 2
+        config.total_turns, config.rollout_turns, config.eval_every, config.eval_seeds = 4096, 256, 2, 1
         config.env.update(horizon=60, num_nodes=4)
     if args.turns:
         config.total_turns = args.turns

@@ -101,8 +101,30 @@ def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[n
     return advantages, advantages + values
 
 
+def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None) -> float:
+    """Mean completion rate on held-out seeds and ``val`` curves (unshaped), of ``net`` or ``agent``."""
+    from mara_agents.evaluation import evaluate
+    from mara_agents.mara.scheduler import MARAScheduler
+
+    env = {**config.env, "curve_split": "val", "shaping": False}
+    seeds = range(10_000_000, 10_000_000 + config.eval_seeds)
+    scheduler = agent if agent is not None else MARAScheduler(net)
+    return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
+
+
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
     """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small batches: one thread is fastest and leaves the cores to the workers
+    try:
+        return _train(config, out, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(config: PPOConfig, out: Path, progress: bool) -> dict:
+    from mara_agents.registry import make
+
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     env_cfg = config.env
@@ -117,6 +139,8 @@ def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
     iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
     finished_rates: list[float] = []
     history = []
+    baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
+    evaluation = float("nan")
     start = time.perf_counter()
     try:
         turns = pool.observe()
@@ -126,11 +150,17 @@ def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
                 optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
             batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
             stats = _update(net, optimiser, batch, config, k, m, returns_stats)
+            if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
+                net.eval()
+                evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
+                net.train()
             row = {
                 "iteration": iteration,
                 "turns": iteration * config.rollout_turns * config.num_envs,
                 "seconds": round(time.perf_counter() - start, 1),
                 "train_completion_rate": float(np.mean(finished_rates[-20:])) if finished_rates else float("nan"),
+                "eval_completion_rate": evaluation,
+                "lara_completion_rate": baseline,
                 **stats,
             }
             history.append(row)
