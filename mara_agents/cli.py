@@ -1,4 +1,5 @@
-"""The ``mara`` command line: ``mara compare`` (schedulers side by side) and ``mara describe`` (presets)."""
+"""The ``mara`` command line: ``compare`` (schedulers side by side), ``bench`` (the benchmarking harness),
+``forecast-eval`` (forecasters) and ``describe`` (presets)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import json
 import sys
 from collections.abc import Sequence
 
+from mara_agents.bench import LOCAL_RAY, BenchConfig, default_jobs, run_bench
 from mara_agents.evaluation import evaluate
 from mara_agents.registry import SCHEDULERS
 from mara_agents.stats import summarize
+from mara_env.workloads import LOAD_PRESETS
 
 TABLE_METRICS = ("completion_rate", "completed", "arrived", "wasted_work", "utilisation", "switches_per_task")
 
@@ -57,6 +60,82 @@ def cmd_compare(args: argparse.Namespace) -> int:
         with open(args.json, "w") as fh:
             json.dump({"config": env_kwargs, "seeds": list(seeds), "records": records}, fh, indent=1)
     return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run (or resume) the bench grid; exit code 1 if any cell failed, 0 otherwise."""
+    config = BenchConfig(
+        agents=tuple(args.agents),
+        workloads=tuple(args.workloads),
+        loads=tuple(args.loads),
+        seeds=args.seeds,
+        seed_start=args.seed_start,
+        num_nodes=args.num_nodes,
+        max_tasks=args.max_tasks,
+        horizon=args.horizon,
+    )
+    result = run_bench(config, args.out, jobs=args.jobs, ray_address=args.ray, progress=not args.quiet)
+    print(result.table)
+    print(
+        f"\n{result.total} cells: {result.ran} run now, {result.reused} reused, {len(result.failures)} failed; "
+        f"{result.wall_seconds:.1f} s; outputs in {result.out}/"
+    )
+    for message in dict.fromkeys(error["message"] for error in result.failures):  # a bad agent: once
+        print(f"mara bench: failed: {message}", file=sys.stderr)
+    if result.failures:
+        print(f"mara bench: details in {result.out / 'failures.json'}; a rerun retries failed cells", file=sys.stderr)
+    return 1 if result.failures else 0
+
+
+def add_bench_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``mara bench`` subcommand and its flags (documented in docs/bench.md)."""
+    bench = sub.add_parser(
+        "bench",
+        help="benchmark schedulers on workloads x loads x seeds: tables, figures, resumable",
+        description="Run every agent on every workload at every load over the same seeds; write raw results, "
+        "a markdown table and figures into --out. Finished cells are reused by a rerun; failed ones are retried.",
+    )
+    bench.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(SCHEDULERS),
+        metavar="AGENT",
+        help="registered names or module:Class import paths (the class is called with no arguments; "
+        f"default: all of {sorted(SCHEDULERS)})",
+    )
+    bench.add_argument(
+        "--workloads",
+        nargs="+",
+        default=["synthetic"],
+        metavar="NAME",
+        help="synthetic, vision, rl, mixed (default synthetic)",
+    )
+    bench.add_argument(
+        "--loads",
+        nargs="+",
+        default=list(LOAD_PRESETS),
+        metavar="LOAD",
+        help=f"load presets {list(LOAD_PRESETS)} or numbers > 0 (default: all presets)",
+    )
+    bench.add_argument("--seeds", type=int, default=20, help="episodes per cell (default 20)")
+    bench.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    bench.add_argument("--num-nodes", type=int, default=8, help="nodes (default 8)")
+    bench.add_argument("--max-tasks", type=int, default=16, help="task-table rows (default 16)")
+    bench.add_argument("--horizon", type=int, default=300, help="slots per episode (default 300)")
+    bench.add_argument(
+        "--jobs", type=int, default=default_jobs(), help="worker processes (default min(2, cpu count)); 1 runs here"
+    )
+    bench.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL_RAY,
+        metavar="ADDRESS",
+        help="run the cells as Ray tasks: on the cluster at ADDRESS, or on a new local Ray with --jobs CPUs "
+        "(needs pip install 'mara[ray]')",
+    )
+    bench.add_argument("--out", required=True, metavar="DIR", help="output folder (reused cells live in DIR/cells)")
+    bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.set_defaults(func=cmd_bench)
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
@@ -110,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--quiet", action="store_true", help="no progress bars")
     compare.set_defaults(func=cmd_compare)
 
+    add_bench_parser(sub)
+
     fe = sub.add_parser("forecast-eval", help="remaining-work error of the forecasters on test curves")
     fe.add_argument("--workloads", nargs="+", default=["synthetic", "rl", "vision"])
     fe.add_argument("--forecasters", nargs="+", default=["flow", "wls", "dkf"])
@@ -129,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "seeds", 1) < 1:
+    if args.command != "bench" and getattr(args, "seeds", 1) < 1:  # bench checks its values itself
         parser.error("--seeds must be >= 1")
     try:
         return args.func(args)

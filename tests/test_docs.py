@@ -44,19 +44,25 @@ def test_environment_doc_names_every_feature():
 
 @pytest.mark.parametrize(
     "script, args",
-    [("custom_scheduler.py", ["--seeds", "2"]), ("gantt.py", ["--horizon", "40"])],
+    [("custom_scheduler.py", ["--seeds", "2", "--horizon", "60"]), ("gantt.py", ["--horizon", "40"])],
 )
 def test_examples_run(tmp_path, script, args):
     if script == "gantt.py":
         args = [*args, "--out", str(tmp_path / "g.png")]
+    else:  # runs mara bench on examples.custom_scheduler:CappedEDF, which imports from the repository root
+        args = [*args, "--quiet", "--out", str(tmp_path / "bench")]
     done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), *args], capture_output=True, text=True, timeout=120
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     if script == "gantt.py":
         assert (tmp_path / "g.png").stat().st_size > 1000
     else:
-        assert "| capped_edf |" in done.stdout
+        assert "| examples.custom_scheduler:CappedEDF | synthetic | train |" in done.stdout
 
 
 def test_docs_have_no_unfilled_placeholders():

@@ -1,0 +1,1 @@
+"""Examples, importable from the repository root (``mara bench --agents examples.custom_scheduler:CappedEDF``)."""
