@@ -23,7 +23,7 @@ def test_readme_api_example_runs(capsys):
 
 def test_readme_commands_install_then_run():
     readme = (ROOT / "README.md").read_text()
-    for marker, tail in (("main-command", "mara compare"), ("test-command", "pytest")):
+    for marker, tail in (("main-command", "mara bench"), ("test-command", "pytest")):
         command = readme.split(f"<!-- {marker} -->")[1].split("```bash\n")[1].split("\n")[0]
         assert command.startswith("python3 -m venv .venv") and "pip install" in command and tail in command
 
