@@ -9,7 +9,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.base import Scheduler
 from mara_agents.registry import make
-from mara_env.env import raw_env
+from mara_env.env import live_turns, raw_env
 
 
 def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
@@ -18,11 +18,7 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     env.reset(seed=seed)
     scheduler.reset(seed)
     team_return = 0.0
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for agent in live_turns(env):
         env.step(scheduler.act(env.observe(agent), agent))
         # Rewards are 0 except after a slot's last node, when every node gets the team reward.
         team_return += env.rewards[agent]

@@ -7,6 +7,7 @@ many earlier nodes chose each task row this slot, which makes the joint decision
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -363,6 +364,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def close(self) -> None:
         pass
+
+
+def live_turns(aec: AECEnv) -> Iterator[str]:
+    """The acting agent of every live turn until the episode ends; the caller steps it.
+
+    Finished agents' turns are stepped with ``None`` here (PettingZoo's dead steps).
+    """
+    while aec.agents:
+        agent = aec.agent_selection
+        if aec.terminations[agent] or aec.truncations[agent]:
+            aec.step(None)
+            continue
+        yield agent
 
 
 def env(**kwargs: Any) -> AECEnv:

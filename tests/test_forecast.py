@@ -5,6 +5,7 @@ import pytest
 
 import mara_env
 from mara_env import forecast
+from mara_env.env import live_turns
 from mara_env.forecast import MAX_REMAINING
 from mara_env.forecast.evaluation import crps_from_samples, make_cases
 from mara_env.forecast.features import normal_cdf, probability_within
@@ -114,11 +115,7 @@ def test_env_fills_forecast_features_without_nan(name):
     env = mara_env.raw_env(num_nodes=4, forecaster=name, horizon=80)
     env.reset(seed=0)
     seen_valid = False
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for agent in live_turns(env):
         obs = env.observe(agent)
         assert np.all(np.isfinite(obs["observation"]))
         dec = decode(obs)

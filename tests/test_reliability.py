@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import mara_agents
 import mara_env
 from mara_env.core import FaultModel
+from mara_env.env import live_turns
 
 AGENTS = ["random", "round_robin", "uniform", "edf", "srw", "lara", "laira", "oracle"]
 
@@ -90,12 +91,7 @@ def test_invariants_hold_for_any_config_and_actions(config, seed, choices):
     env.reset(seed=seed)
     sim, speeds = env.sim, env.sim_config.speeds()
     row_owner: dict[int, int] = {}
-    turn = 0
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for turn, agent in enumerate(live_turns(env)):
         obs = env.observe(agent)
         assert np.all(np.isfinite(obs["observation"]))
         assert env.observation_space(agent).contains(obs)
@@ -106,7 +102,6 @@ def test_invariants_hold_for_any_config_and_actions(config, seed, choices):
         before = sim.counters.credited_work
         action = int(allowed[choices[turn % len(choices)] % allowed.size]) if choices else 0
         env.step(action)
-        turn += 1
         if env._turn == 0:  # a slot was played
             assert sim.counters.credited_work - before <= up_speed + 1e-9
             for a in env.agents:
@@ -138,11 +133,7 @@ def episode_digest(seed: int, forecaster: str = "flow") -> str:
     env.reset(seed=seed)
     digest = hashlib.sha256()
     rng = np.random.default_rng(seed)
-    while env.agents:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)
-            continue
+    for agent in live_turns(env):
         obs = env.observe(agent)
         digest.update(obs["observation"].tobytes())
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
