@@ -95,3 +95,12 @@ def test_quick_training_run(tmp_path):
     assert (tmp_path / "run" / "checkpoint.pt").is_file()
     log = (tmp_path / "run" / "log.csv").read_text().splitlines()
     assert len(log) >= 3 and "approx_kl" in log[0] and "explained_variance" in log[0]
+
+
+def test_shipped_preliminary_checkpoint_loads_and_plays():
+    path = ROOT / "mara_agents" / "mara" / "weights" / "mara_prelim.pt"
+    assert path.stat().st_size < 10 * 1024 * 1024
+    scheduler = MARAScheduler(path)
+    assert scheduler.env_kwargs == {"history_window": 8, "forecaster": "flow"}
+    record = mara_agents.evaluate(scheduler, [0], num_nodes=8, horizon=60)[0]
+    assert record["completed"] + record["expired"] == record["arrived"] > 0

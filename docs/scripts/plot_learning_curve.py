@@ -1,0 +1,47 @@
+"""Plot a MARA training log: completion rate against node turns, beside lara's.
+
+python docs/scripts/plot_learning_curve.py runs/mara/log.csv --out docs/img/mara_learning_curve.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("log", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("docs/img/mara_learning_curve.png"))
+    args = parser.parse_args()
+    rows = list(csv.DictReader(args.log.open()))
+    turns = [int(r["turns"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.plot(turns, [float(r["train_completion_rate"]) for r in rows], lw=1, label="training episodes (sampled actions)")
+    # the log repeats the latest evaluation on every row: keep the rows where a new one appeared
+    evals, previous = [], None
+    for r in rows:
+        value = float(r["eval_completion_rate"])
+        if not math.isnan(value) and value != previous:
+            evals.append((int(r["turns"]), value))
+        previous = value
+    ax.plot(*zip(*evals), "o-", label="held-out evaluation (greedy)")
+    ax.axhline(float(rows[0]["lara_completion_rate"]), color="grey", ls="--", label="lara, same evaluation seeds")
+    ax.set_xlabel("node turns")
+    ax.set_ylabel("completion rate")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=100)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
