@@ -98,19 +98,10 @@ def save_policy(model: Any, path: str | Path, env_kwargs: dict) -> Path:
 
 def load_policy(path: str | Path, deterministic: bool = True) -> SB3Scheduler:
     """Rebuild a saved policy as a scheduler; ``ValueError`` for a missing, corrupt or foreign file."""
-    import torch
-
     from mara_env.node_turns import NodeTurnEnv
+    from mara_env.safe_load import load_tensor_file
 
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"policy file {path} does not exist")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # truncated, foreign or holding pickled objects
-        raise ValueError(f"policy file {path} is corrupt or not a policy file: {err}") from err
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"policy file {path} is not in format {FORMAT!r}")
+    blob = load_tensor_file(path, FORMAT, "policy file")
     algorithm = _algorithm(blob["algorithm"])
     env = NodeTurnEnv(**blob["env_kwargs"])
     model = algorithm("MlpPolicy", env, policy_kwargs={"net_arch": blob["net_arch"]}, device="cpu")

@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 
 from mara_agents.mara.network import MARANet
+from mara_env.safe_load import load_tensor_file
 
 FORMAT = "mara-policy-v1"
 
@@ -30,15 +31,7 @@ def save_checkpoint(net: MARANet, path: Path, env_kwargs: dict, extra: dict | No
 
 def load_checkpoint(path: Path) -> tuple[MARANet, dict, dict]:
     """``(net, env settings, extra)``; ``ValueError`` for a missing, corrupt, foreign or mismatched file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"MARA checkpoint {path} does not exist; train one with examples/train_mara.py")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # truncated, foreign, or holding pickled objects
-        raise ValueError(f"MARA checkpoint {path} is corrupt or not a checkpoint: {err}") from err
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"MARA checkpoint {path} is not in format {FORMAT!r}")
+    blob = load_tensor_file(path, FORMAT, "MARA checkpoint", "train one with examples/train_mara.py")
     try:
         net = MARANet(**blob["config"])
         net.load_state_dict(blob["state_dict"])

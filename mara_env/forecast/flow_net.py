@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from mara_env.forecast.flow import CONDITION_SIZE, FORMAT, GRID
+from mara_env.safe_load import load_tensor_file
 
 TIME_FEATURES = 16
 
@@ -77,16 +78,9 @@ def save_flow_net(net: FlowNet, path: Path, extra: dict | None = None) -> None:
 
 def load_flow_net(path: Path) -> FlowNet:
     """Load a weights file safely; ``ValueError`` if it is missing, corrupt or does not fit the model."""
-    if not path.is_file():
-        raise ValueError(
-            f"flow forecaster weights not found at {path}; train them with `python -m mara_env.forecast.train`"
-        )
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for truncated or foreign files
-        raise ValueError(f"flow forecaster weights at {path} are corrupt or not a weights file: {err}") from err
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"flow forecaster weights at {path} are not in format {FORMAT!r}")
+    blob = load_tensor_file(
+        path, FORMAT, "flow forecaster weights", "train them with `python -m mara_env.forecast.train`"
+    )
     config = blob.get("config", {})
     if config.get("grid") != GRID or config.get("condition") != CONDITION_SIZE:
         raise ValueError(
