@@ -8,6 +8,14 @@ from mara_agents.base import ObservationScheduler, last_row, pick_by_keys
 from mara_env.observation import DecodedObservation
 
 
+def moves(obs: DecodedObservation) -> np.ndarray:
+    """Per row: 0 for the row this node trained last slot (no switch cost), 1 for the others."""
+    cost = np.ones(obs.layout.max_tasks)
+    if last_row(obs) >= 0:
+        cost[last_row(obs)] = 0.0
+    return cost
+
+
 class RandomScheduler(ObservationScheduler):
     """A uniformly random task among the allowed ones (idles only when none is allowed)."""
 
@@ -38,10 +46,7 @@ class UniformScheduler(ObservationScheduler):
     """
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
-        stay = np.ones(obs.layout.max_tasks)
-        if last_row(obs) >= 0:
-            stay[last_row(obs)] = 0.0
-        return pick_by_keys(allowed, obs.row("chosen_now"), stay, -obs.row("age"))
+        return pick_by_keys(allowed, obs.row("chosen_now"), moves(obs), -obs.row("age"))
 
 
 class EDFScheduler(ObservationScheduler):
@@ -50,7 +55,4 @@ class EDFScheduler(ObservationScheduler):
     """
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
-        stay = np.ones(obs.layout.max_tasks)
-        if last_row(obs) >= 0:
-            stay[last_row(obs)] = 0.0
-        return pick_by_keys(allowed, obs.row("chosen_now"), obs.row("slots_left"), stay)
+        return pick_by_keys(allowed, obs.row("chosen_now"), obs.row("slots_left"), moves(obs))

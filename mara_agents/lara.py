@@ -21,7 +21,7 @@ import numpy as np
 
 from mara_agents.planning import PlanningScheduler, greedy_allocation, min_nodes
 from mara_env.forecast import MAX_REMAINING, WLSForecaster
-from mara_env.observation import DecodedObservation
+from mara_env.observation import WORK_SCALE, DecodedObservation
 
 
 class LARAScheduler(PlanningScheduler):
@@ -64,7 +64,7 @@ class LARAScheduler(PlanningScheduler):
         return counts
 
     def _track_error(self, obs: DecodedObservation, rows: np.ndarray, remaining: np.ndarray) -> None:
-        work = obs.row("work_done") * 100.0
+        work = obs.row("work_done") * WORK_SCALE
         current = {}
         for row in rows.tolist():
             if remaining[row] >= MAX_REMAINING:

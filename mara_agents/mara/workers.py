@@ -13,14 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from mara_env.env import raw_env
+from mara_env.env import live_turns, raw_env
 
 
 def _turn(env: raw_env) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Skip finished agents' dead steps; the next live node's observation, mask and the state."""
-    while env.agents and (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-        env.step(None)
-    obs = env.observe(env.agent_selection)
+    obs = env.observe(next(live_turns(env)))
     return obs["observation"], obs["action_mask"], env.state()
 
 
