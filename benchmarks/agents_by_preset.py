@@ -21,7 +21,27 @@ from mara_env.workloads import LOAD_PRESETS
 
 def run_cell(cell: tuple[str, str, str, int]) -> tuple[tuple[str, str, str], list[dict]]:
     agent, workload, load, seeds = cell
+    if agent == "mara":  # one policy per process: more torch threads only contend
+        import torch
+
+        torch.set_num_threads(1)
     return (agent, workload, load), mara_agents.evaluate(agent, range(seeds), workload=workload, load=load)
+
+
+def run_cells(cells: list[tuple[str, str, str, int]], jobs: int) -> dict[tuple[str, str, str], list[dict]]:
+    """``(agent, workload, load, seeds)`` cells on ``jobs`` processes: records by (agent, workload, load)."""
+    with ProcessPoolExecutor(jobs) as pool:
+        return dict(tqdm(pool.map(run_cell, cells), total=len(cells), desc="cells"))
+
+
+def write_report(out: Path | None, text: str, results: dict[tuple[str, str, str], list[dict]]) -> None:
+    """Print ``text``; with ``out``, write it there and the raw records as JSON beside it."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        records = [{"agent": a, "workload": w, "load": load, **r} for (a, w, load), rs in results.items() for r in rs]
+        out.with_suffix(".json").write_text(json.dumps(records))
 
 
 def main() -> None:
@@ -34,8 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     cells = [(a, w, load, args.seeds) for w in args.workloads for load in LOAD_PRESETS for a in args.agents]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        results = dict(tqdm(pool.map(run_cell, cells), total=len(cells), desc="cells"))
+    results = run_cells(cells, args.jobs)
     lines = ["| workload | load | " + " | ".join(args.agents) + " |", "|" + "---|" * (len(args.agents) + 2)]
     for workload in args.workloads:
         for load in LOAD_PRESETS:
@@ -47,13 +66,7 @@ def main() -> None:
         f"Completion rate, mean ± 95% CI over seeds 0..{args.seeds - 1}; 8 nodes, 16 rows, 300 slots, "
         f"Poisson arrivals, test-split curves; {time.perf_counter() - start:.0f} s with {args.jobs} processes."
     )
-    text = note + "\n\n" + "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        records = [{"agent": a, "workload": w, "load": load, **r} for (a, w, load), rs in results.items() for r in rs]
-        args.out.with_suffix(".json").write_text(json.dumps(records))
+    write_report(args.out, note + "\n\n" + "\n".join(lines) + "\n", results)
 
 
 if __name__ == "__main__":

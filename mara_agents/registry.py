@@ -11,7 +11,19 @@ from mara_agents.lara import LARAScheduler
 from mara_agents.oracle import OracleScheduler
 from mara_agents.srw import SRWScheduler
 
+
+def make_mara(**kwargs) -> Scheduler:
+    """The MARA policy from the shipped checkpoint (``checkpoint=`` names another one).
+
+    Imported here, not at the top, so that ``import mara_agents`` does not load torch.
+    """
+    from mara_agents.mara.scheduler import SHIPPED_CHECKPOINT, MARAScheduler
+
+    return MARAScheduler(kwargs.pop("checkpoint", SHIPPED_CHECKPOINT), **kwargs)
+
+
 SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
+    "mara": make_mara,
     "random": RandomScheduler,
     "round_robin": RoundRobinScheduler,
     "uniform": UniformScheduler,

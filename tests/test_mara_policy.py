@@ -14,6 +14,7 @@ from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import gae
 from mara_agents.mara.scheduler import MARAScheduler
+from mara_env.env import live_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,10 +98,99 @@ def test_quick_training_run(tmp_path):
     assert len(log) >= 3 and "approx_kl" in log[0] and "explained_variance" in log[0]
 
 
-def test_shipped_preliminary_checkpoint_loads_and_plays():
-    path = ROOT / "mara_agents" / "mara" / "weights" / "mara_prelim.pt"
-    assert path.stat().st_size < 10 * 1024 * 1024
-    scheduler = MARAScheduler(path)
+def test_shipped_checkpoint_is_registered_as_mara_and_plays():
+    from mara_agents.mara.scheduler import SHIPPED_CHECKPOINT
+
+    assert SHIPPED_CHECKPOINT.stat().st_size < 10 * 1024 * 1024
+    scheduler = mara_agents.make("mara")
+    assert isinstance(scheduler, MARAScheduler) and scheduler.deterministic
     assert scheduler.env_kwargs == {"history_window": 8, "forecaster": "flow"}
     record = mara_agents.evaluate(scheduler, [0], num_nodes=8, horizon=60)[0]
     assert record["completed"] + record["expired"] == record["arrived"] > 0
+    sampled = mara_agents.make("mara", deterministic=False)
+    assert not sampled.deterministic
+
+
+def test_importing_the_agents_does_not_load_torch():
+    code = "import sys, mara_agents; mara_agents.make('lara'); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_own_row_marks_the_row_this_node_trained_last_slot():
+    from mara_agents.mara.network import own_row
+
+    node = torch.tensor([[0.0, 1.0, 1.0, 3 / 8], [0.0, 1.0, 1.0, 0.0]])  # last_action 3 -> row 2; 0 = idle
+    expected = torch.zeros(2, 8)
+    expected[0, 2] = 1.0
+    assert torch.equal(own_row(node, 8), expected)
+
+
+@pytest.mark.parametrize("autoregressive", [True, False])
+def test_non_autoregressive_actor_ignores_earlier_choices(autoregressive):
+    from mara_env.observation import decode
+
+    _, obs = observation(4, 8)
+    torch.manual_seed(0)
+    net = MARANet(width=32, layers=1, autoregressive=autoregressive)
+    before = torch.as_tensor(obs["observation"])[None]
+    changed = obs["observation"].copy()
+    decode(changed).row("chosen_now")[:] = 0.75  # a view: earlier nodes all chose every row
+    mask = torch.as_tensor(obs["action_mask"])[None].float()
+    same = torch.allclose(net.logits(before, mask, 8), net.logits(torch.as_tensor(changed)[None], mask, 8))
+    assert same is not autoregressive
+
+
+@pytest.mark.parametrize("env_forecaster", ["flow", "none"])
+def test_srw_teacher_plays_exactly_like_srw_whatever_the_env_forecaster(env_forecaster):
+    from mara_agents.mara.teacher import Teacher
+
+    env = mara_env.raw_env(forecaster=env_forecaster, horizon=60, curve_split="test")
+    env.reset(seed=3)
+    teacher = Teacher("srw", env_forecaster=env_forecaster)
+    teacher.reset(3)
+    for agent in live_turns(env):
+        env.step(teacher.action(env, env.observe(agent)))
+    srw = mara_agents.evaluate("srw", [3], horizon=60)[0]
+    assert env.sim.metrics()["completed"] == srw["completed"]
+    assert env.sim.metrics()["completion_rate"] == pytest.approx(srw["completion_rate"])
+
+
+def test_unknown_teacher_is_refused():
+    from mara_agents.mara.teacher import Teacher
+
+    with pytest.raises(ValueError, match="teacher must be one of"):
+        Teacher("edf")
+
+
+def test_demonstrations_returns_count_completions_and_cloning_fits_them():
+    from mara_agents.mara.imitation import clone, collect_demonstrations, play_teacher_episode
+
+    env = {"num_nodes": 4, "max_tasks": 8, "horizon": 60, "shaping": False, "forecaster": "none"}
+    for seed in (0, 1):
+        returns = play_teacher_episode(env, "lara", seed)[4]
+        record = mara_agents.evaluate("lara", [seed], **env, curve_split="train")[0]
+        assert returns[0] == record["completed"] > 0  # unshaped, gamma 1: the whole return = completions
+        assert np.all(np.diff(returns) <= 0)  # completions still to come only fall
+    demos = collect_demonstrations(env, "lara", [0, 1], processes=1, progress=False)
+    torch.manual_seed(0)
+    net = MARANet(width=32, layers=1)
+    first = clone(net, demos, 4, 8, epochs=1, seed=0, progress=False)
+    later = clone(net, demos, 4, 8, epochs=4, seed=0, progress=False)
+    assert later["bc_loss"] < first["bc_loss"] and later["bc_accuracy"] > 0.6
+
+
+def test_worker_pool_spreads_copies_and_labels_turns():
+    from mara_agents.mara.workers import WorkerPool
+
+    env = {"num_nodes": 2, "max_tasks": 4, "horizon": 10, "forecaster": "none"}
+    pool = WorkerPool(3, env, seed=0, processes=2, teacher="lara")
+    try:
+        turns = pool.observe()
+        assert len(turns) == 3 and [len(s) for s in pool.shares] == [2, 1]
+        for _ in range(25):  # past the 20 turns of an episode: every copy resets at least once
+            turns = pool.step(np.array([t[3] for t in turns]))  # play the teacher's labels
+            for obs, mask, _state, label, *_ in turns:
+                assert mask[label] == 1 and obs.shape == (mara_env.observation.layout_of(obs).size,)
+    finally:
+        pool.close()

@@ -1,12 +1,16 @@
 """Plot a MARA training log: completion rate against node turns, beside lara's.
 
-python docs/scripts/plot_learning_curve.py runs/mara/log.csv --out docs/img/mara_learning_curve.png
+python docs/scripts/plot_learning_curve.py runs/mara/log.csv --out docs/img/mara_learning_curve.png \
+    --reference "srw (teacher)=0.70"
+
+The warm start's evaluation (``warm_start.json`` beside the log, if there) is drawn at 0 turns.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -20,6 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("log", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs/img/mara_learning_curve.png"))
+    parser.add_argument("--reference", action="append", default=[], help="NAME=RATE, a horizontal line")
     args = parser.parse_args()
     rows = list(csv.DictReader(args.log.open()))
     turns = [int(r["turns"]) for r in rows]
@@ -27,6 +32,9 @@ def main() -> None:
     ax.plot(turns, [float(r["train_completion_rate"]) for r in rows], lw=1, label="training episodes (sampled actions)")
     # the log repeats the latest evaluation on every row: keep the rows where a new one appeared
     evals, previous = [], None
+    warm = args.log.with_name("warm_start.json")
+    if warm.is_file() and "eval_completion_rate" in json.loads(warm.read_text()):
+        evals.append((0, json.loads(warm.read_text())["eval_completion_rate"]))
     for r in rows:
         value = float(r["eval_completion_rate"])
         if not math.isnan(value) and value != previous:
@@ -34,6 +42,9 @@ def main() -> None:
         previous = value
     ax.plot(*zip(*evals), "o-", label="held-out evaluation (greedy)")
     ax.axhline(float(rows[0]["lara_completion_rate"]), color="grey", ls="--", label="lara, same evaluation seeds")
+    for reference, style in zip(args.reference, [":", "-.", (0, (1, 3))]):
+        name, rate = reference.rsplit("=", 1)
+        ax.axhline(float(rate), color="black", ls=style, lw=1, label=f"{name}, same evaluation seeds")
     ax.set_xlabel("node turns")
     ax.set_ylabel("completion rate")
     ax.set_ylim(0, 1)

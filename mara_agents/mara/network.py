@@ -31,6 +31,8 @@ from mara_env.observation import (
 
 ROW_INPUTS = len(ROW_FEATURES) + len(FORECAST_FEATURES)
 PRESENT = ROW_FEATURES.index("present")
+CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
+LAST_ACTION = NODE_FEATURES.index("last_action")
 
 
 def orthogonal(layer: nn.Linear, gain: float = float(np.sqrt(2.0))) -> nn.Linear:
@@ -59,14 +61,26 @@ def split_state(state: torch.Tensor, num_nodes: int, history_window: int, max_ta
     return state[:, a:b], nodes, table[..., :ROW_INPUTS], table[..., ROW_INPUTS:]
 
 
+def own_row(node: torch.Tensor, max_tasks: int) -> torch.Tensor:
+    """``(n, K)`` one-hot of the row this node trained last slot (all zeros if it idled).
+
+    Rows carry no index of their own, so without this a node could not tell which task it would keep
+    training at no switch cost.
+    """
+    last = torch.round(node[:, LAST_ACTION] * max_tasks).long() - 1
+    return (torch.arange(max_tasks)[None, :] == last[:, None]).float()
+
+
 class RowEncoder(nn.Module):
     """Row features + a window summary + context features -> one token per row, then self-attention."""
 
-    def __init__(self, history_window: int, context: int, width: int, layers: int, heads: int) -> None:
+    def __init__(
+        self, history_window: int, context: int, width: int, layers: int, heads: int, row_extra: int = 0
+    ) -> None:
         super().__init__()
         window_inputs = history_window * len(WINDOW_FEATURES)
         self.window = nn.Sequential(orthogonal(nn.Linear(window_inputs, width)), nn.Tanh())
-        self.embed = nn.Sequential(orthogonal(nn.Linear(ROW_INPUTS + width + context, width)), nn.Tanh())
+        self.embed = nn.Sequential(orthogonal(nn.Linear(ROW_INPUTS + row_extra + width + context, width)), nn.Tanh())
         block = nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0, batch_first=True)
         self.mixer = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
 
@@ -91,13 +105,24 @@ class MARANet(nn.Module):
         ``H`` of the env the net reads (the only size the parameters depend on).
     width, layers, heads:
         Transformer size.
+    autoregressive:
+        Let the actor see ``chosen_now`` (earlier nodes' choices this slot). ``False`` hides it: the
+        non-autoregressive ablation, in which nodes choose as if simultaneously.
     """
 
-    def __init__(self, history_window: int = 8, width: int = 64, layers: int = 2, heads: int = 4) -> None:
+    def __init__(
+        self, history_window: int = 8, width: int = 64, layers: int = 2, heads: int = 4, autoregressive: bool = True
+    ) -> None:
         super().__init__()
-        self.config = {"history_window": history_window, "width": width, "layers": layers, "heads": heads}
+        self.config = {
+            "history_window": history_window,
+            "width": width,
+            "layers": layers,
+            "heads": heads,
+            "autoregressive": autoregressive,
+        }
         context = len(NODE_FEATURES) + len(GLOBAL_FEATURES)
-        self.actor_rows = RowEncoder(history_window, context, width, layers, heads)
+        self.actor_rows = RowEncoder(history_window, context, width, layers, heads, row_extra=1)
         self.idle_token = nn.Parameter(torch.zeros(1, 1, width))
         self.pointer = orthogonal(nn.Linear(width, 1), gain=0.01)
         self.critic_rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
@@ -111,6 +136,10 @@ class MARANet(nn.Module):
         """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors and masks."""
         node, globals_, rows, windows = split_observation(observation, self.config["history_window"], max_tasks)
         context = torch.cat([node, globals_], dim=-1)
+        if not self.config["autoregressive"]:
+            rows = rows.clone()
+            rows[..., CHOSEN_NOW] = 0.0
+        rows = torch.cat([rows, own_row(node, max_tasks)[..., None]], dim=-1)
         idle = self.idle_token.expand(observation.shape[0], -1, -1)
         tokens = self.actor_rows(rows, windows, context, extra_tokens=idle)
         scores = self.pointer(tokens).squeeze(-1)

@@ -4,6 +4,13 @@ Every node turn is one step of one shared agent: the acting node's observation g
 the env's global ``state()`` to the centralised critic, and the team reward arrives on the last turn
 of each slot. With ``gamma = 1`` (the objective is the undiscounted number of completions) and the
 env's potential-based shaping on, GAE runs along the sequence of turns.
+
+Warm start and guidance (our design; the paper's summary does not describe one): with a ``teacher``
+the run first clones the teacher's actions on ``warm_start_episodes`` teacher episodes and fits the
+critic to their returns (:mod:`mara_agents.mara.imitation`); during PPO the teacher labels every
+turn the policy visits and a cross-entropy term with weight ``guide_coef``, annealed to 0 by
+``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
+what the policy does after that.
 """
 
 from __future__ import annotations
@@ -27,25 +34,32 @@ MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
 
 @dataclass
 class PPOConfig:
-    total_turns: int = 400_000
-    num_envs: int = 2
-    rollout_turns: int = 512
-    epochs: int = 4
+    total_turns: int = 2_400_000
+    num_envs: int = 16
+    processes: int = 2
+    rollout_turns: int = 256
+    epochs: int = 3
     minibatches: int = 4
-    learning_rate: float = 3e-4
+    learning_rate: float = 1e-4
     anneal_lr: bool = True
     gamma: float = 1.0
     gae_lambda: float = 0.95
     clip: float = 0.2
     clip_value: bool = True
     value_coef: float = 0.5
-    entropy_coef: float = 0.01
+    entropy_coef: float = 0.005
     max_grad_norm: float = 0.5
     target_kl: float | None = 0.05
+    teacher: str | None = "srw"
+    warm_start_episodes: int = 100
+    warm_start_epochs: int = 4
+    guide_coef: float = 0.5
+    guide_until: float = 0.5
     seed: int = 0
     width: int = 64
     layers: int = 2
-    eval_every: int = 10
+    autoregressive: bool = True
+    eval_every: int = 40
     eval_seeds: int = 5
     env: dict = field(
         default_factory=lambda: {
@@ -115,25 +129,34 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
     """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small batches: one thread is fastest and leaves the cores to the workers
     try:
-        return _train(config, out, progress)
+        return _train(config, out, progress, threads)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(config: PPOConfig, out: Path, progress: bool) -> dict:
+def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     from mara_agents.registry import make
 
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     env_cfg = config.env
     m, k = env_cfg["num_nodes"], env_cfg["max_tasks"]
-    net = MARANet(history_window=env_cfg.get("history_window", 8), width=config.width, layers=config.layers)
+    net = MARANet(
+        history_window=env_cfg.get("history_window", 8),
+        width=config.width,
+        layers=config.layers,
+        autoregressive=config.autoregressive,
+    )
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
-    pool = WorkerPool(config.num_envs, env_cfg, config.seed)
     out.mkdir(parents=True, exist_ok=True)
+    warm = _warm_start(net, config, returns_stats, threads, progress) if config.teacher else {}
+    if warm:
+        save_checkpoint(net, out / "warm_start.pt", env_cfg, {"config": asdict(config), "iteration": 0})
+        (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
+    torch.set_num_threads(1)  # small batches: one thread is fastest and leaves the cores to the workers
+    pool = WorkerPool(config.num_envs, env_cfg, config.seed, config.processes, config.teacher)
     writer = _tensorboard(out)
     log_path = out / "log.csv"
     iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
@@ -149,7 +172,10 @@ def _train(config: PPOConfig, out: Path, progress: bool) -> dict:
             if config.anneal_lr:  # learning-rate annealing to 0
                 optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
             batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
-            stats = _update(net, optimiser, batch, config, k, m, returns_stats)
+            guide = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
+            torch.set_num_threads(threads)  # the workers wait during the update: use every core
+            stats = _update(net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0)
+            torch.set_num_threads(1)
             if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
                 net.eval()
                 evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
@@ -173,7 +199,33 @@ def _train(config: PPOConfig, out: Path, progress: bool) -> dict:
         if writer is not None:
             writer.close()
     (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
-    return {"history": history, "seconds": time.perf_counter() - start}
+    return {"history": history, "seconds": time.perf_counter() - start, "warm_start": warm}
+
+
+def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, threads: int, progress: bool) -> dict:
+    """Clone the teacher on its own episodes; start value normalisation from their returns."""
+    from mara_agents.mara.imitation import clone, collect_demonstrations
+
+    began = time.perf_counter()
+    seeds = [20_000_000 + config.seed * 100_000 + i for i in range(config.warm_start_episodes)]
+    demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress)
+    torch.set_num_threads(threads)  # no workers run yet: the cloning may use every core
+    env = config.env
+    stats = clone(
+        net, demos, env["num_nodes"], env["max_tasks"], config.warm_start_epochs, seed=config.seed, progress=progress
+    )
+    returns_stats.mean, returns_stats.var, returns_stats.count = (
+        stats["return_mean"],
+        stats["return_std"] ** 2,
+        len(demos),
+    )
+    stats.update(turns=len(demos), teacher_completion_rate=float(demos.completion_rates.mean()))
+    stats["seconds"] = round(time.perf_counter() - began, 1)
+    if config.eval_seeds:  # where PPO starts from, on the evaluation seeds
+        net.eval()
+        stats["eval_completion_rate"] = evaluate_policy(net, config)
+        net.train()
+    return {key: float(value) for key, value in stats.items()}
 
 
 def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates):
@@ -183,11 +235,13 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
     masks = np.zeros((t_len, e, k + 1), dtype=np.float32)
     states = np.zeros((t_len, e, turns[0][2].size), dtype=np.float32)
     actions = np.zeros((t_len, e), dtype=np.int64)
+    labels = np.zeros((t_len, e), dtype=np.int64)
     logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
     for t in range(t_len):
         obs[t] = np.stack([x[0] for x in turns])
         masks[t] = np.stack([x[1] for x in turns])
         states[t] = np.stack([x[2] for x in turns])
+        labels[t] = [x[3] for x in turns]
         with torch.no_grad():
             logits = masked_logits(net, torch.as_tensor(obs[t]), torch.as_tensor(masks[t]), k)
             dist = torch.distributions.Categorical(logits=logits)
@@ -196,9 +250,9 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
             values[t] = net.value(torch.as_tensor(states[t]), m, k).numpy() * returns_stats.std + returns_stats.mean
         actions[t] = action.numpy()
         turns = pool.step(actions[t])
-        rewards[t] = [x[3] for x in turns]
-        dones[t] = [x[4] for x in turns]
-        finished_rates.extend(x[5] for x in turns if x[5] is not None)
+        rewards[t] = [x[4] for x in turns]
+        dones[t] = [x[5] for x in turns]
+        finished_rates.extend(x[6] for x in turns if x[6] is not None)
     with torch.no_grad():
         last_states = torch.as_tensor(np.stack([x[2] for x in turns]))
         last_value = net.value(last_states, m, k).numpy() * returns_stats.std + returns_stats.mean
@@ -210,6 +264,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         "masks": flat(masks),
         "states": flat(states),
         "actions": flat(actions),
+        "labels": flat(labels),
         "logprobs": flat(logprobs),
         "values": flat(values),
         "advantages": flat(advantages),
@@ -218,14 +273,15 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
     return batch, turns
 
 
-def _update(net, optimiser, batch, config, k, m, returns_stats) -> dict:
-    """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus."""
+def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0.0) -> dict:
+    """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus, and the
+    teacher's cross-entropy with weight ``guide`` (0 turns it off)."""
     size = batch["obs"].shape[0]
     tensors = {key: torch.as_tensor(value) for key, value in batch.items()}
     norm_returns = (tensors["returns"] - returns_stats.mean) / returns_stats.std  # value normalisation
     norm_values = (tensors["values"] - returns_stats.mean) / returns_stats.std
     minibatch = size // config.minibatches
-    kls, clipfracs, stats = [], [], {}
+    kls, clipfracs, agreements, stats = [], [], [], {}
     for _epoch in range(config.epochs):
         order = torch.randperm(size)
         for begin in range(0, size, minibatch):
@@ -250,6 +306,10 @@ def _update(net, optimiser, batch, config, k, m, returns_stats) -> dict:
             value_loss = 0.5 * value_loss.mean()
             entropy = dist.entropy().mean()
             loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+            labels = tensors["labels"][idx]
+            if guide > 0.0:  # stay near the teacher on the states the policy visits (DAgger-style)
+                loss = loss + guide * torch.nn.functional.cross_entropy(logits, labels.clamp(min=0))
+            agreements.append(float((logits.argmax(-1) == labels).float().mean()))
             optimiser.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)  # gradient clipping
@@ -268,6 +328,8 @@ def _update(net, optimiser, batch, config, k, m, returns_stats) -> dict:
         clipfrac=float(np.mean(clipfracs)),
         explained_variance=float(explained),
         learning_rate=optimiser.param_groups[0]["lr"],
+        guide_coef=guide,
+        teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )
     return stats
 

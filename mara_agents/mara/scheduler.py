@@ -11,6 +11,8 @@ from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_env.observation import layout_of
 
+SHIPPED_CHECKPOINT = Path(__file__).parent / "weights" / "mara.pt"
+
 
 class MARAScheduler:
     """Acts with a MARA network on the PettingZoo observation.

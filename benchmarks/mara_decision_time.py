@@ -1,0 +1,54 @@
+"""Decision time of the MARA policy: all nodes of one slot, M = 8, K_max = 32, one CPU thread.
+
+    python benchmarks/mara_decision_time.py --slots 200
+
+Plays an episode with the shipped policy (``mara_agents.make("mara")``) and times, for every slot, the
+policy's ``act`` calls of all its nodes (observation building by the env is not included; the env's
+own speed is in benchmarks/env_speed.py). Reports the median and the 95th percentile in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+import mara_agents
+import mara_env
+from mara_agents.evaluation import env_config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--slots", type=int, default=200, help="slots to time")
+    parser.add_argument("--num-nodes", type=int, default=8)
+    parser.add_argument("--max-tasks", type=int, default=32)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    policy = mara_agents.make("mara")
+    env = mara_env.raw_env(**env_config(policy, {"num_nodes": args.num_nodes, "max_tasks": args.max_tasks}))
+    env.reset(seed=0)
+    policy.reset(0)
+    per_slot, elapsed = [], 0.0
+    for agent in mara_env.live_turns(env):
+        observation = env.observe(agent)
+        began = time.perf_counter()
+        action = policy.act(observation, agent)
+        elapsed += time.perf_counter() - began
+        env.step(action)
+        if env.agent_selection == env.possible_agents[0]:  # the slot is over
+            per_slot.append(elapsed * 1000.0)
+            elapsed = 0.0
+            if len(per_slot) == args.slots:
+                break
+    times = np.asarray(per_slot[5:])  # the first slots warm up torch
+    print(
+        f"MARA decision time for all {args.num_nodes} nodes of a slot, K_max = {args.max_tasks}, one thread: "
+        f"median {np.median(times):.2f} ms, p95 {np.percentile(times, 95):.2f} ms over {times.size} slots"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Warm start for the MARA policy: behaviour cloning of a teacher, critic fitted to its returns.
+
+:func:`collect_demonstrations` plays whole episodes with the teacher acting (in parallel processes)
+and records, for every live node turn, the student's observation and mask, the global state, the
+teacher's action and the return still to come (undiscounted, shaped as in training).
+:func:`clone` then fits the actor by cross-entropy to the teacher's actions and the critic by
+regression to the returns, so that PPO starts from a sensible policy *and* a critic that knows it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from mara_agents.mara.network import MARANet
+from mara_agents.mara.teacher import Teacher
+from mara_env.env import live_turns, raw_env
+
+
+@dataclass
+class Demonstrations:
+    """Arrays over node turns: ``obs``, ``masks``, ``states``, ``actions`` (teacher), ``returns``."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    states: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+    completion_rates: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.actions.size)
+
+
+def play_teacher_episode(env_kwargs: dict, teacher: str, seed: int) -> tuple[np.ndarray, ...]:
+    """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate."""
+    env = raw_env(**env_kwargs)
+    guide = Teacher(teacher, env_kwargs.get("max_tasks", 16), env_kwargs.get("forecaster", "flow"))
+    env.reset(seed=seed)
+    guide.reset(seed)
+    obs, masks, states, actions, rewards = [], [], [], [], []
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        action = guide.action(env, observation)
+        obs.append(observation["observation"])
+        masks.append(observation["action_mask"])
+        states.append(env.state())
+        actions.append(action)
+        env.step(action)
+        rewards.append(env.rewards[agent])
+    returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1]  # gamma = 1: return still to come
+    rate = env.sim.metrics()["completion_rate"]
+    return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate
+
+
+def _play(args: tuple[dict, str, int]) -> tuple[np.ndarray, ...]:
+    return play_teacher_episode(*args)
+
+
+def collect_demonstrations(
+    env_kwargs: dict, teacher: str, seeds: list[int], processes: int = 2, progress: bool = True
+) -> Demonstrations:
+    """Teacher episodes on ``seeds`` (one per process task), concatenated in seed order."""
+    context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    jobs = [(env_kwargs, teacher, seed) for seed in seeds]
+    with context.Pool(processes) as pool:
+        episodes = list(tqdm(pool.imap(_play, jobs), total=len(jobs), desc=f"{teacher} demos", disable=not progress))
+    parts = list(zip(*episodes))
+    return Demonstrations(
+        obs=np.concatenate(parts[0]).astype(np.float32),
+        masks=np.concatenate(parts[1]).astype(np.float32),
+        states=np.concatenate(parts[2]).astype(np.float32),
+        actions=np.concatenate(parts[3]).astype(np.int64),
+        returns=np.concatenate(parts[4]),
+        completion_rates=np.asarray(parts[5]),
+    )
+
+
+def clone(
+    net: MARANet,
+    demos: Demonstrations,
+    num_nodes: int,
+    max_tasks: int,
+    epochs: int = 3,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict:
+    """Fit the actor to the teacher's actions and the critic to normalised returns.
+
+    Returns the final epoch's mean ``bc_loss``, ``bc_accuracy`` and ``value_loss``, and the returns'
+    ``return_mean`` / ``return_std`` (PPO starts its value normalisation from them).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
+    mean, std = float(demos.returns.mean()), float(demos.returns.std() + 1e-8)
+    tensors = [torch.as_tensor(a) for a in (demos.obs, demos.masks, demos.states, demos.actions)]
+    targets = torch.as_tensor((demos.returns - mean) / std, dtype=torch.float32)
+    steps = epochs * ((len(demos) + batch_size - 1) // batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0 - step / steps)
+    bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
+    for _epoch in range(epochs):
+        totals = np.zeros(3)
+        order = torch.randperm(len(demos), generator=generator)
+        for begin in range(0, len(demos), batch_size):
+            idx = order[begin : begin + batch_size]
+            obs, masks, states, actions = (t[idx] for t in tensors)
+            logits = net.logits(obs, masks, max_tasks).clamp(min=-1e9)  # masked logits stay finite
+            bc_loss = torch.nn.functional.cross_entropy(logits, actions)
+            value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()
+            optimiser.zero_grad()
+            (bc_loss + value_loss).backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            optimiser.step()
+            schedule.step()
+            accuracy = float((logits.argmax(-1) == actions).float().mean())
+            totals += np.array([bc_loss.item(), accuracy, value_loss.item()]) * idx.numel()
+            bar.update()
+        bar.set_postfix(acc=f"{totals[1] / len(demos):.3f}")
+    bar.close()
+    bc_loss, accuracy, value_loss = totals / len(demos)
+    return {
+        "bc_loss": bc_loss,
+        "bc_accuracy": accuracy,
+        "value_loss": value_loss,
+        "return_mean": mean,
+        "return_std": std,
+    }

@@ -1,0 +1,73 @@
+"""A privileged teacher for the MARA policy: a planner's action at every node turn.
+
+The student (the MARA network) sees the env's ordinary observation, with the forecaster it is
+trained on. The teacher reads the same env the student acts in, so it labels the states the student
+actually visits (as DAgger does), and it never acts in evaluation: the shipped policy is the network
+alone. When the teacher needs forecast features the env does not compute (``srw`` reads ``flow``
+forecasts, ``oracle`` the true remaining work), it computes them itself and reads the observation with
+its own forecast columns; so the forecaster ablations change what the student sees, not the teacher.
+
+``srw`` is the default teacher. Cloning the clairvoyant ``oracle`` was tried and is worse: the student
+cannot see what the oracle decides on (0.556 on 10 validation seeds against 0.688 for the srw clone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mara_env import forecast
+from mara_env.env import raw_env
+from mara_env.forecast.features import ForecastFeatures
+from mara_env.observation import ROW_FEATURES, layout_of
+
+TEACHERS = ("oracle", "srw", "lara")
+
+
+class Teacher:
+    """Labels node turns of one env copy with a planner's action.
+
+    Parameters
+    ----------
+    name:
+        ``srw`` (the default), ``lara`` or ``oracle`` (true remaining work).
+    max_tasks:
+        ``K_max`` of the env it labels.
+    env_forecaster:
+        The forecaster of the env it labels; the teacher brings its own when it needs another.
+    """
+
+    def __init__(self, name: str = "srw", max_tasks: int = 16, env_forecaster: str | None = "flow") -> None:
+        from mara_agents.registry import make
+
+        if name not in TEACHERS:
+            raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {name!r}")
+        self.name = name
+        self.scheduler = make(name)
+        wanted = getattr(self.scheduler, "env_kwargs", {}).get("forecaster")
+        own = wanted is not None and wanted != env_forecaster
+        self._truth = ForecastFeatures(forecast.make(wanted), max_tasks) if own else None
+        self._slot = -1
+        self._features: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self.scheduler.reset(seed)
+        if self._truth is not None:
+            self._truth.reset()
+        self._slot = -1
+
+    def action(self, env: raw_env, observation: dict) -> int:
+        """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
+        vector = observation["observation"]
+        if self._truth is not None:
+            vector = self._with_truth(env, vector)
+        return int(self.scheduler.act({"observation": vector, "action_mask": observation["action_mask"]}, ""))
+
+    def _with_truth(self, env: raw_env, vector: np.ndarray) -> np.ndarray:
+        """A copy of ``vector`` whose forecast columns are the teacher's own."""
+        if env.sim.slot != self._slot:  # the truth changes once per slot, like the forecasts
+            self._features, self._slot = self._truth.features(env.sim), env.sim.slot
+        layout = layout_of(vector)
+        table = vector[layout.table_offset :].reshape(layout.max_tasks, layout.row_size).copy()
+        start = len(ROW_FEATURES)
+        table[:, start : start + self._features.shape[1]] = self._features
+        return np.concatenate((vector[: layout.table_offset], table.ravel()))
