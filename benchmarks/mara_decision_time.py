@@ -18,6 +18,7 @@ import torch
 import mara_agents
 import mara_env
 from mara_agents.evaluation import env_config
+from mara_env.env import live_turns
 
 
 def main() -> None:
@@ -32,7 +33,7 @@ def main() -> None:
     env.reset(seed=0)
     policy.reset(0)
     per_slot, elapsed = [], 0.0
-    for agent in mara_env.live_turns(env):
+    for agent in live_turns(env):
         observation = env.observe(agent)
         began = time.perf_counter()
         action = policy.act(observation, agent)

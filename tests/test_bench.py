@@ -109,7 +109,7 @@ def test_outputs_have_the_documented_shape_and_a_rerun_resumes(tmp_path, capsys)
 
 def test_failures_name_agent_seed_and_slot_other_cells_run_and_a_rerun_retries(tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
-    agents = ["edf", f"{HERE}:RaisesAtSlot3", f"{HERE}:MaskedAction", "mara", "no_such_module:Thing"]
+    agents = ["edf", f"{HERE}:RaisesAtSlot3", f"{HERE}:MaskedAction", "no_such_agent", "no_such_module:Thing"]
     assert bench(out, agents, "--jobs", "1") == 1
     failures = json.loads((out / "failures.json").read_text())
     assert len(failures) == 4 * 2
@@ -119,13 +119,14 @@ def test_failures_name_agent_seed_and_slot_other_cells_run_and_a_rerun_retries(t
     assert "seed 0, slot 3, node_0: RuntimeError: scheduler bug" in raised
     masked = message[f"{HERE}:MaskedAction"]
     assert "seed 0, slot 0, node_0: InvalidActionError" in masked and "is masked" in masked
-    assert "agent 'mara' cannot be created" in message["mara"] and "unknown scheduler" in message["mara"]
+    unknown = message["no_such_agent"]
+    assert "agent 'no_such_agent' cannot be created" in unknown and "unknown scheduler" in unknown
     assert "cannot import module 'no_such_module'" in message["no_such_module:Thing"]
     assert {f["slot"] for f in failures if f["agent"] == f"{HERE}:RaisesAtSlot3"} == {3}
     assert {r["agent"] for r in json.loads((out / "results.json").read_text())} == {"edf"}
     assert len(list((out / "cells").glob("*.json"))) == 2
     err = capsys.readouterr().err
-    assert err.count("agent 'mara' cannot be created") == 1 and "slot 3" in err
+    assert err.count("agent 'no_such_agent' cannot be created") == 1 and "slot 3" in err
 
     monkeypatch.setattr(RaisesAtSlot3, "fail", False)
     assert bench(out, ["edf", f"{HERE}:RaisesAtSlot3"], "--jobs", "1") == 0
@@ -165,7 +166,7 @@ def test_load_agent_errors_say_what_is_wrong():
     with pytest.raises(ValueError, match="has no attribute 'Nope'"):
         load_agent(f"{HERE}:Nope")
     with pytest.raises(ValueError, match=r"unknown scheduler; use one of \[.*'edf'"):
-        load_agent("mara")
+        load_agent("no_such_agent")
     with pytest.raises(TypeError, match="not a class or function"):
         load_agent(f"{HERE}:NODES")
     assert isinstance(load_agent(f"{HERE}:TinyEDF"), TinyEDF)

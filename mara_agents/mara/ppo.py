@@ -122,7 +122,7 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
 
     env = {**config.env, "curve_split": "val", "shaping": False}
     seeds = range(10_000_000, 10_000_000 + config.eval_seeds)
-    scheduler = agent if agent is not None else MARAScheduler(net)
+    scheduler = agent if agent is not None else MARAScheduler(net, threads=None)
     return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
 
 
