@@ -3,7 +3,8 @@
 python docs/scripts/plot_learning_curve.py runs/mara/log.csv --out docs/img/mara_learning_curve.png \
     --reference "srw (teacher)=0.70"
 
-The warm start's evaluation (``warm_start.json`` beside the log, if there) is drawn at 0 turns.
+The warm start's evaluation (``--warm-start``, by default ``warm_start.json`` beside the log, if there)
+is drawn at 0 turns.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("log", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs/img/mara_learning_curve.png"))
+    parser.add_argument("--warm-start", type=Path, help="the run's warm_start.json")
     parser.add_argument("--reference", action="append", default=[], help="NAME=RATE, a horizontal line")
     args = parser.parse_args()
     rows = list(csv.DictReader(args.log.open()))
@@ -32,7 +34,7 @@ def main() -> None:
     ax.plot(turns, [float(r["train_completion_rate"]) for r in rows], lw=1, label="training episodes (sampled actions)")
     # the log repeats the latest evaluation on every row: keep the rows where a new one appeared
     evals, previous = [], None
-    warm = args.log.with_name("warm_start.json")
+    warm = args.warm_start or args.log.with_name("warm_start.json")
     if warm.is_file() and "eval_completion_rate" in json.loads(warm.read_text()):
         evals.append((0, json.loads(warm.read_text())["eval_completion_rate"]))
     for r in rows:

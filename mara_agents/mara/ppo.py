@@ -34,7 +34,7 @@ MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
 
 @dataclass
 class PPOConfig:
-    total_turns: int = 2_400_000
+    total_turns: int = 400_000
     num_envs: int = 16
     processes: int = 2
     rollout_turns: int = 256
