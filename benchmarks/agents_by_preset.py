@@ -21,10 +21,6 @@ from mara_env.workloads import LOAD_PRESETS
 
 def run_cell(cell: tuple[str, str, str, int]) -> tuple[tuple[str, str, str], list[dict]]:
     agent, workload, load, seeds = cell
-    if agent == "mara":  # one policy per process: more torch threads only contend
-        import torch
-
-        torch.set_num_threads(1)
     return (agent, workload, load), mara_agents.evaluate(agent, range(seeds), workload=workload, load=load)
 
 

@@ -39,7 +39,7 @@ class Demonstrations:
 def play_teacher_episode(env_kwargs: dict, teacher: str, seed: int) -> tuple[np.ndarray, ...]:
     """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate."""
     env = raw_env(**env_kwargs)
-    guide = Teacher(teacher, env_kwargs.get("max_tasks", 16), env_kwargs.get("forecaster", "flow"))
+    guide = Teacher.for_env(teacher, env_kwargs)
     env.reset(seed=seed)
     guide.reset(seed)
     obs, masks, states, actions, rewards = [], [], [], [], []

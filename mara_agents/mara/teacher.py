@@ -49,6 +49,11 @@ class Teacher:
         self._slot = -1
         self._features: np.ndarray | None = None
 
+    @classmethod
+    def for_env(cls, name: str, env_kwargs: dict) -> Teacher:
+        """A teacher for envs built with ``raw_env(**env_kwargs)``."""
+        return cls(name, env_kwargs.get("max_tasks", 16), env_kwargs.get("forecaster", "flow"))
+
     def reset(self, seed: int | None = None) -> None:
         self.scheduler.reset(seed)
         if self._truth is not None:

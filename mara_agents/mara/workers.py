@@ -24,9 +24,7 @@ class EnvCopy:
     def __init__(self, env_kwargs: dict, seeds: list[int], teacher: str | None) -> None:
         self.env = raw_env(**env_kwargs)
         self.seeds = iter(seeds)
-        self.teacher = (
-            Teacher(teacher, env_kwargs.get("max_tasks", 16), env_kwargs.get("forecaster", "flow")) if teacher else None
-        )
+        self.teacher = Teacher.for_env(teacher, env_kwargs) if teacher else None
         self._reset()
 
     def _reset(self) -> None:
