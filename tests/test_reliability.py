@@ -42,7 +42,13 @@ def test_random_faults_follow_mtbf_and_mttr():
     [
         ({"mtbf": 0, "mttr": 5}, "mtbf"),
         ({"mtbf": 10}, "mttr"),
-        ({"schedule": [(0, 5, 2)]}, "first_slot, last_slot"),
+        ({"schedule": [(0, 5, 2)]}, r"last slot \(2\) is before the first \(5\)"),
+        ({"schedule": [(0, 1.5, 2)]}, "integers"),
+        ({"schedule": [(0, -1, 2)]}, "no negative"),
+        ({"schedule": 7}, "must be a list"),
+        ({"mtbf": 1e308, "mttr": 1}, r"mtbf'\] must be a number of slots in \(0, 1e\+12\]"),
+        ({"mtbf": 10, "mttr": float("inf")}, "mttr"),
+        ({"mtbf": True, "mttr": 1}, "mtbf"),
         ({"mtbf": 10, "mttr": 2, "schedule": []}, "either"),
         ({"often": 3}, "unknown keys"),
         ("sometimes", "must be None"),
@@ -51,6 +57,13 @@ def test_random_faults_follow_mtbf_and_mttr():
 def test_bad_fault_configs(faults, message):
     with pytest.raises(ValueError, match=message):
         mara_env.env(faults=faults, forecaster="none")
+
+
+def test_fault_bounds_accept_numpy_numbers_and_the_largest_mean():
+    up = FaultModel(mtbf=np.float32(1e12), mttr=np.int64(1)).timeline(np.random.default_rng(0), 3, 50)
+    assert up.shape == (50, 3)
+    late = FaultModel(schedule=[(0, 40, 10**30)]).timeline(np.random.default_rng(0), 1, 50)
+    assert not late[40:, 0].any() and late[:40, 0].all()
 
 
 def test_fault_schedule_for_a_missing_node():

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from numbers import Real
 
 import numpy as np
 
 from mara_env.core.config import is_int
+
+# Means above this many slots are refused: far beyond any horizon, and draws stay exact integers.
+MAX_MEAN_SLOTS = 1e12
 
 
 class FaultModel:
@@ -22,12 +26,13 @@ class FaultModel:
     Parameters
     ----------
     mtbf:
-        Mean slots between failures of one node (exponential up times), > 0.
+        Mean slots between failures of one node (exponential up times), in ``(0, MAX_MEAN_SLOTS]``.
     mttr:
-        Mean slots to repair (exponential down times, at least one slot), > 0.
+        Mean slots to repair (exponential down times, at least one slot), in ``(0, MAX_MEAN_SLOTS]``.
     schedule:
         Instead of ``mtbf``/``mttr``: explicit outages, each ``(node, first_slot, last_slot)``
-        (inclusive).
+        (inclusive) of non-negative integers with ``first_slot <= last_slot``; slots past the
+        horizon are ignored.
     """
 
     def __init__(
@@ -41,14 +46,11 @@ class FaultModel:
             raise ValueError("faults must give either mtbf and mttr, or a schedule of (node, first, last)")
         if random_given:
             for name, value in (("mtbf", mtbf), ("mttr", mttr)):
-                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                if not (ok and value > 0):
-                    raise ValueError(f"faults['{name}'] must be a finite number of slots > 0, got {value!r}")
+                check_mean(name, value)
         self.mtbf, self.mttr = mtbf, mttr
-        self.schedule = [tuple(item) for item in schedule] if schedule is not None else None
-        for item in self.schedule or []:
-            if len(item) != 3 or not all(is_int(v) for v in item) or item[1] > item[2] or min(item) < 0:
-                raise ValueError(f"each fault must be (node, first_slot, last_slot) integers, got {item!r}")
+        if schedule is not None and (isinstance(schedule, (str, bytes)) or not isinstance(schedule, Sequence)):
+            raise ValueError(f"faults['schedule'] must be a list of (node, first_slot, last_slot), got {schedule!r}")
+        self.schedule = [check_outage(item) for item in schedule] if schedule is not None else None
 
     @classmethod
     def from_config(cls, faults: FaultModel | Mapping | None) -> FaultModel | None:
@@ -69,7 +71,8 @@ class FaultModel:
             for node, first, last in self.schedule:
                 if node >= num_nodes:
                     raise ValueError(f"fault schedule names node {node}, but there are {num_nodes} nodes")
-                up[first : last + 1, node] = False
+                if first < horizon:
+                    up[first : min(last, horizon - 1) + 1, node] = False
             return up
         for node in range(num_nodes):
             t = 0
@@ -79,3 +82,27 @@ class FaultModel:
                 up[t : t + down, node] = False
                 t += down
         return up
+
+
+def check_mean(name: str, value: object) -> None:
+    """``ValueError`` unless ``value`` is a real number of slots in ``(0, MAX_MEAN_SLOTS]``."""
+    ok = isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+    if not (ok and 0 < value <= MAX_MEAN_SLOTS):
+        raise ValueError(f"faults['{name}'] must be a number of slots in (0, {MAX_MEAN_SLOTS:g}], got {value!r}")
+
+
+def check_outage(item: object) -> tuple[int, int, int]:
+    """One scheduled outage as ``(node, first_slot, last_slot)``; ``ValueError`` saying what is wrong."""
+    shape = "each fault must be (node, first_slot, last_slot)"
+    try:
+        values = tuple(item)
+    except TypeError:
+        raise ValueError(f"{shape}, got {item!r}") from None
+    if len(values) != 3 or not all(is_int(v) for v in values):
+        raise ValueError(f"{shape} integers, got {item!r}")
+    node, first, last = (int(v) for v in values)
+    if min(node, first, last) < 0:
+        raise ValueError(f"{shape} with no negative value, got {item!r}")
+    if last < first:
+        raise ValueError(f"fault {item!r}: the last slot ({last}) is before the first ({first})")
+    return node, first, last
