@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import pettingzoo
 from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
@@ -385,6 +384,3 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 parallel_env = parallel_wrapper_fn(env)
-
-pettingzoo.register("aec", ENV_ID, entry_point="mara_env.env:env")
-pettingzoo.register("parallel", ENV_ID, entry_point="mara_env.env:parallel_env")
