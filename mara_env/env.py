@@ -1,8 +1,10 @@
-"""The PettingZoo AEC adapter over the simulator core, and its registration.
+"""The PettingZoo AEC adapter over the simulator core.
 
 Nodes ``node_0 .. node_{M-1}`` act one after another within a slot; the world advances only when the
-last node of the cycle has acted (the pattern of PettingZoo's ``sisl/pursuit``). Each node sees how
-many earlier nodes chose each task row this slot, which makes the joint decision autoregressive.
+last node of the cycle has acted (the pattern of PettingZoo's ``sisl/pursuit``). What a node sees is
+built by :class:`~mara_env.observation.SlotObservations` (simulator side, no PettingZoo); this module
+only maps agents to nodes, checks actions, hands out rewards and infos, and renders. Settings are
+validated by :class:`~mara_env.config.EnvConfig`, where their defaults live.
 """
 
 from __future__ import annotations
@@ -17,21 +19,13 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
 from mara_env import forecast
-from mara_env.core import IDLE, FaultModel, SimConfig, Simulator, SlotResult
-from mara_env.core.config import is_int, require
+from mara_env.config import EnvConfig
+from mara_env.core import IDLE, FaultModel, Simulator, SlotResult
 from mara_env.forecast import Forecaster
 from mara_env.forecast.features import ForecastFeatures
-from mara_env.observation import (
-    BOUND,
-    GLOBAL_FEATURES,
-    HEADER,
-    NODE_FEATURES,
-    ObservationLayout,
-    TableBuilder,
-)
+from mara_env.observation import BOUND, ObservationLayout, SlotObservations
 from mara_env.render import ansi_table, gantt_chart
 from mara_env.workloads import (
-    ArrivalProcess,
     DeadlineModel,
     arrival_rate,
     generate_episode,
@@ -42,7 +36,8 @@ from mara_env.workloads import (
 )
 
 ENV_ID = "mara/ClusterScheduling-v0"
-INVALID_ACTION_MODES = ("raise", "idle")
+MAX_EXPECTED_ARRIVALS = 1_000_000  # load x nodes x horizon beyond this would allocate without end
+INFO_KEYS = ("slot", "completions", "expirations", "shaped_reward", "invalid_actions", "metrics")
 
 
 def forecast_features(forecaster: str | Forecaster | None, max_tasks: int) -> ForecastFeatures | None:
@@ -60,132 +55,88 @@ def forecast_features(forecaster: str | Forecaster | None, max_tasks: int) -> Fo
 
 
 class InvalidActionError(ValueError):
-    """An action outside ``[0, K_max]`` or masked for the acting node."""
+    """An action outside ``[0, K_max]``, malformed, or masked for the acting node."""
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """Cooperative scheduling of training tasks on a cluster of discrete nodes.
 
-    Parameters
-    ----------
-    num_nodes:
-        Nodes (agents) ``M``, >= 1.
-    max_tasks:
-        Task-table rows ``K_max``, >= 1; the action space is ``Discrete(K_max + 1)``.
-    horizon:
-        Slots per episode, >= 1.
-    workload:
-        Registered workload name (see ``mara_env.workloads.WORKLOADS``).
-    load:
-        Offered load: a preset name (``train``, ``heavy``, ``extreme``) or a number > 0.
-    shaping:
-        Add the potential-based progress term to the team reward.
-    forecaster:
-        Forecaster filling the forecast features: ``"flow"`` (default), ``"none"`` (zeros), a name in
-        ``mara_env.forecast.FORECASTERS`` (``wls``, ``dkf``, ``flow``, ``oracle``) or a forecaster object.
-    max_cycles:
-        Truncate after this many slots (``None``: the horizon).
-    render_mode:
-        ``None``, ``"ansi"`` or ``"rgb_array"``.
-    history_window:
-        ``H``, (work, loss) points per row in the observation, >= 1.
-    switch_cost:
-        Fraction of a slot lost by a node that switches task, in ``[0, 1)``.
-    node_speeds:
-        Per-node relative speeds (``None``: all 1.0).
-    curve_split:
-        Which split of the workload's curve bank tasks come from: ``"train"`` (default; what
-        learners may see), ``"val"`` or ``"test"`` (what ``mara_agents.evaluate`` uses).
-        ``synthetic`` draws fresh curves whatever the split.
-    arrivals:
-        ``"poisson"`` (default), ``"bursty"`` (Markov-modulated), a path to a ``.csv`` trace, or an
-        arrival-process object (see ``mara_env.workloads.arrivals``).
-    faults:
-        ``None`` (default), ``{"mtbf": slots, "mttr": slots}`` (exponential up and down times per node)
-        or ``{"schedule": [(node, first_slot, last_slot), ...]}``; a down node may only idle.
-    invalid_action:
-        ``"raise"`` (default): a masked or out-of-range action raises :class:`InvalidActionError`
-        and changes nothing; ``"idle"``: it is played as idle and counted in ``infos``
-        (for learners that cannot apply masks).
+    Takes the fields of :class:`mara_env.config.EnvConfig` as keyword arguments (``num_nodes``,
+    ``max_tasks``, ``horizon``, ``workload``, ``load``, ``shaping``, ``forecaster``, ``max_cycles``,
+    ``render_mode``, ``history_window``, ``switch_cost``, ``node_speeds``, ``curve_split``,
+    ``arrivals``, ``faults``, ``invalid_action``; their meaning, defaults and bounds are documented
+    there), or a ready ``config=EnvConfig(...)``.
+
+    Invalid actions: with ``invalid_action="idle"`` (the default) a masked, out-of-range or
+    non-integer action (``None`` on a live turn, ``inf``, ``True``) is played as idle and counted in
+    ``infos[agent]["invalid_actions"]`` and in the episode's metrics; it costs the team that node's
+    slot and nothing else. ``invalid_action="raise"`` raises :class:`InvalidActionError` instead and
+    changes nothing.
     """
 
     metadata = {
         "name": "mara_cluster_scheduling_v0",
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": ["ansi", "rgb_array", "human"],
         "is_parallelizable": True,
         "render_fps": 4,
     }
 
-    def __init__(
-        self,
-        num_nodes: int = 8,
-        max_tasks: int = 16,
-        horizon: int = 300,
-        workload: str = "synthetic",
-        load: str | float = "train",
-        shaping: bool = False,
-        forecaster: str | Forecaster | None = "flow",
-        max_cycles: int | None = None,
-        render_mode: str | None = None,
-        history_window: int = 8,
-        switch_cost: float = 0.1,
-        node_speeds: list[float] | None = None,
-        curve_split: str = "train",
-        arrivals: str | ArrivalProcess = "poisson",
-        faults: dict | FaultModel | None = None,
-        invalid_action: str = "raise",
-    ) -> None:
+    def __init__(self, config: EnvConfig | None = None, **kwargs: Any) -> None:
         super().__init__()
-        self.sim_config = SimConfig(num_nodes, max_tasks, horizon, switch_cost, node_speeds)
-        require(is_int(history_window) and history_window >= 1, "history_window", "an integer >= 1", history_window)
-        require(
-            max_cycles is None or (is_int(max_cycles) and max_cycles >= 1),
-            "max_cycles",
-            "None or an integer >= 1",
-            max_cycles,
-        )
-        require(isinstance(shaping, bool), "shaping", "True or False", shaping)
-        require(
-            invalid_action in INVALID_ACTION_MODES, "invalid_action", f"one of {INVALID_ACTION_MODES}", invalid_action
-        )
-        require(
-            render_mode is None or render_mode in self.metadata["render_modes"],
-            "render_mode",
-            f"None or one of {self.metadata['render_modes']}",
-            render_mode,
-        )
-        self.workload_name = workload
-        self.workload = make_workload(workload, curve_split)
-        self.curve_split = curve_split
-        self.arrivals = make_arrivals(arrivals)
-        self.faults = FaultModel.from_config(faults)
-        self.load = resolve_load(load)
-        self.shaping = shaping
-        self.max_cycles = max_cycles if max_cycles is not None else horizon
-        self.render_mode = render_mode
-        self.invalid_action = invalid_action
-        self.layout = ObservationLayout(max_tasks, history_window, num_nodes)
-        self._forecasts = forecast_features(forecaster, max_tasks)
-        self._tables = TableBuilder(self.layout)
-        self._header = self.layout.header()
-        self._chosen_col = self.layout.row_index["chosen_now"]
-        self._idle_mask = np.eye(1, max_tasks + 1, dtype=np.int8)[0]
+        if config is not None and kwargs:
+            raise TypeError(f"pass either config= or keyword settings, not both (got {sorted(kwargs)})")
+        self.config = config if config is not None else EnvConfig.from_kwargs(kwargs)
+        cfg = self.config
+        self.sim_config = cfg.sim_config()
+        self.workload = make_workload(cfg.workload, cfg.curve_split)
+        self.arrivals = make_arrivals(cfg.arrivals)
+        self.faults = FaultModel.from_config(cfg.faults)
+        self.load = resolve_load(cfg.load)
         self.deadlines = DeadlineModel()
-        self.rate = arrival_rate(self.load, float(self.sim_config.speeds().sum()), workload_mean_work(workload))
-
-        self.possible_agents = [f"node_{i}" for i in range(num_nodes)]
+        self.rate = arrival_rate(self.load, float(self.sim_config.speeds().sum()), workload_mean_work(cfg.workload))
+        if self.rate * cfg.horizon > MAX_EXPECTED_ARRIVALS:
+            raise ValueError(
+                f"load={cfg.load!r} with num_nodes={cfg.num_nodes} and horizon={cfg.horizon} means about "
+                f"{self.rate * cfg.horizon:,.0f} arrivals per episode; at most {MAX_EXPECTED_ARRIVALS:,} are allowed"
+            )
+        self.render_mode = cfg.render_mode
+        self.layout = ObservationLayout(cfg.max_tasks, cfg.history_window, cfg.num_nodes)
+        self.slot = SlotObservations(self.layout, forecast_features(cfg.forecaster, cfg.max_tasks))
+        self.possible_agents = [f"node_{i}" for i in range(cfg.num_nodes)]
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_box = spaces.Box(-BOUND, BOUND, shape=(self.layout.size,), dtype=np.float32)
-        mask_box = spaces.Box(0, 1, shape=(max_tasks + 1,), dtype=np.int8)
-        obs_space = spaces.Dict({"observation": obs_box, "action_mask": mask_box})
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(max_tasks + 1) for a in self.possible_agents}
-        state_size = (
-            len(HEADER) + len(GLOBAL_FEATURES) + num_nodes * len(NODE_FEATURES) + max_tasks * self.layout.row_size
-        )
-        self.state_space = spaces.Box(-BOUND, BOUND, shape=(state_size,), dtype=np.float32)
+        self._set_spaces()
         self._np_random: np.random.Generator | None = None
         self.sim: Simulator | None = None
+
+    def _set_spaces(self) -> None:
+        k, layout = self.config.max_tasks, self.layout
+        obs_box = spaces.Box(-BOUND, BOUND, shape=(layout.size,), dtype=np.float32)
+        mask_box = spaces.Box(0, 1, shape=(k + 1,), dtype=np.int8)
+        obs_space = spaces.Dict({"observation": obs_box, "action_mask": mask_box})
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(k + 1) for a in self.possible_agents}
+        self.state_space = spaces.Box(-BOUND, BOUND, shape=(layout.state_size,), dtype=np.float32)
+
+    # Settings read by tools and tests under their historical names.
+    @property
+    def workload_name(self) -> str:
+        return self.config.workload
+
+    @property
+    def curve_split(self) -> str:
+        return self.config.curve_split
+
+    @property
+    def shaping(self) -> bool:
+        return self.config.shaping
+
+    @property
+    def max_cycles(self) -> int:
+        return self.config.cycles
+
+    @property
+    def invalid_action(self) -> str:
+        return self.config.invalid_action
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -198,76 +149,44 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
-        tasks = generate_episode(
-            self.workload, self._np_random, self.rate, self.sim_config.horizon, self.deadlines, self.arrivals
-        )
-        self.sim = Simulator(self.sim_config, tasks)
         cfg = self.sim_config
+        tasks = generate_episode(self.workload, self._np_random, self.rate, cfg.horizon, self.deadlines, self.arrivals)
+        self.sim = Simulator(cfg, tasks)
         self._node_timeline = self.faults.timeline(self._np_random, cfg.num_nodes, cfg.horizon) if self.faults else None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
         self._cycles = 0
-        self._tables.reset()
-        if self._forecasts:
-            self._forecasts.reset()
         self._invalid_actions = 0
         self._gantt: list[np.ndarray] = []
         self._potential = self.sim.potential()
+        self.slot.reset()
         self._begin_slot()
+        info = self._info(slot=0, completions=0, expirations=0, reward=0.0)
+        self.infos = {a: dict(info) for a in self.agents}
 
     def _begin_slot(self) -> None:
-        """Fresh per-slot buffers: the task table, the masks and the nodes' pending choices."""
-        sim = self.sim
+        """Apply the slot's node faults, then build what every node sees this slot."""
         if self._node_timeline is not None:
-            for node, up in enumerate(self._node_timeline[sim.slot].tolist()):
-                sim.set_node_up(node, up)
-        self._turn = 0
+            for node, up in enumerate(self._node_timeline[self.sim.slot].tolist()):
+                self.sim.set_node_up(node, up)
+        self._pending = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)  # the nodes' choices
+        self.slot.begin(self.sim)
         self.agent_selection = self.agents[0]
-        self._assignment = np.full(self.sim_config.num_nodes, IDLE, dtype=np.int64)
-        forecasts = self._forecasts.features(sim) if self._forecasts else None
-        self._table = self._tables.build(sim, forecasts)
-        task_mask = np.zeros(self.layout.max_tasks + 1, dtype=np.int8)
-        task_mask[0] = 1
-        for row, task in enumerate(sim.rows):
-            if task is not None and task.spec.deadline >= sim.slot:
-                task_mask[row + 1] = 1
-        self._task_mask = task_mask
-        k, m = self.layout.max_tasks, self.sim_config.num_nodes
-        self._global = np.array(
-            [
-                sim.slot / self.sim_config.horizon,
-                1.0,
-                sim.node_up.sum() / m,
-                (task_mask[1:].sum()) / k,
-                len(sim.queue) / k,
-            ],
-            dtype=np.float32,
-        )
-        speeds = self.sim.speeds
-        self._nodes = np.stack([np.arange(m) / m, speeds, sim.node_up, (sim.last_row + 1) / k], axis=1).astype(
-            np.float32
-        )
 
     # ------------------------------------------------------------------ views
     def action_mask(self, agent: str) -> np.ndarray:
         """Allowed actions of ``agent`` now: idle always; occupied rows when the node is up."""
-        node = self._agent_index[agent]
-        return (self._task_mask if self.sim.node_up[node] else self._idle_mask).copy()
+        return self.slot.action_mask(self._agent_index[agent])
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        node = self._agent_index[agent]
-        self._global[1] = (self.sim_config.num_nodes - self._turn) / self.sim_config.num_nodes
-        vector = np.concatenate((self._header, self._nodes[node], self._global, self._table.ravel()))
-        return {"observation": vector, "action_mask": self.action_mask(agent)}
+        return self.slot.observe(self._agent_index[agent])
 
     def state(self) -> np.ndarray:
-        """Global state for centralised critics: header, globals, every node's features, the table."""
-        self._global[1] = (self.sim_config.num_nodes - self._turn) / self.sim_config.num_nodes
-        return np.concatenate((self._header, self._global, self._nodes.ravel(), self._table.ravel()))
+        """Global state for centralised critics (layout: ``ObservationLayout.state_slices``)."""
+        return self.slot.state()
 
     # ------------------------------------------------------------------ dynamics
     def step(self, action: int | None) -> None:
@@ -275,36 +194,30 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        action = self._checked_action(agent, action)
+        node = self.slot.turn
+        action = self._checked_action(agent, node, action)
         self._cumulative_rewards[agent] = 0.0
-        if action > 0:
-            self._assignment[self._turn] = action - 1
-            self._table[action - 1, self._chosen_col] += 1.0 / self.sim_config.num_nodes
-        if self._turn == self.sim_config.num_nodes - 1:
+        self._pending[node] = action - 1  # 0 (idle) becomes IDLE = -1
+        self.slot.choose(action - 1 if action > 0 else None)
+        if node == self.sim_config.num_nodes - 1:
             self._end_slot()
         else:
             self._clear_rewards()
-            self._turn += 1
-            self.agent_selection = self.agents[self._turn]
+            self.agent_selection = self.agents[node + 1]
         self._accumulate_rewards()
 
-    def _checked_action(self, agent: str, action: Any) -> int:
+    def _checked_action(self, agent: str, node: int, action: Any) -> int:
         k = self.layout.max_tasks
-        try:
-            value = int(action)
-            exact = value == action
-        except (TypeError, ValueError):
-            exact = False
-        if not exact or not 0 <= value <= k:
+        value = _as_action(action)
+        if value is None or not 0 <= value <= k:
             return self._reject(agent, action, f"is not an integer in [0, {k}]")
-        allowed = self._task_mask if self.sim.node_up[self._turn] else self._idle_mask
-        if not allowed[value]:
-            why = "the node is down" if not self.sim.node_up[self._turn] else f"row {value - 1} is empty"
+        if not self.slot.action_mask(node)[value]:
+            why = "the node is down" if not self.sim.node_up[node] else f"row {value - 1} is empty"
             return self._reject(agent, action, f"is masked ({why})")
         return value
 
     def _reject(self, agent: str, action: Any, why: str) -> int:
-        if self.invalid_action == "idle":
+        if self.config.invalid_action == "idle":
             self._invalid_actions += 1
             return 0
         allowed = np.flatnonzero(self.action_mask(agent)).tolist()
@@ -314,13 +227,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def _end_slot(self) -> None:
         sim = self.sim
-        result = sim.step(self._assignment)
+        result = sim.step(self._pending)
         self._cycles += 1
         self._gantt.append(np.where(sim.node_up, sim.last_task, -2))
         terminated = sim.done
-        truncated = not terminated and self._cycles >= self.max_cycles
+        truncated = not terminated and self._cycles >= self.config.cycles
         reward = self._team_reward(result, final=terminated or truncated)
-        info = self._slot_info(result, reward, final=terminated or truncated)
+        info = self._info(result.slot, len(result.completed), len(result.expired), reward)
         for a in self.agents:
             self.rewards[a] = reward
             self.infos[a] = dict(info)
@@ -329,7 +242,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if not (terminated or truncated):
             self._begin_slot()
         else:
-            self._turn = 0
             self.agent_selection = self.agents[0]
 
     def _team_reward(self, result: SlotResult, final: bool) -> float:
@@ -338,31 +250,50 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         new_potential = 0.0 if final else self.sim.potential()
         shaping_term = new_potential - self._potential
         self._potential = new_potential
-        return completions + shaping_term if self.shaping else completions
+        return completions + shaping_term if self.config.shaping else completions
 
-    def _slot_info(self, result: SlotResult, reward: float, final: bool) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "slot": result.slot,
-            "completions": len(result.completed),
-            "expirations": len(result.expired),
+    def _info(self, slot: int, completions: int, expirations: int, reward: float) -> dict[str, Any]:
+        """The info every agent gets; the same keys (:data:`INFO_KEYS`) from ``reset()`` on."""
+        metrics = self.sim.metrics()
+        metrics["invalid_actions"] = self._invalid_actions
+        return {
+            "slot": slot,
+            "completions": completions,
+            "expirations": expirations,
             "shaped_reward": reward,
             "invalid_actions": self._invalid_actions,
+            "metrics": metrics,
         }
-        if final:
-            info["metrics"] = self.sim.metrics()
-        return info
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'.")
+            logger.warn("render() called without a render_mode; pass render_mode='ansi', 'rgb_array' or 'human'.")
             return None
-        if self.render_mode == "ansi":
-            return ansi_table(self.sim)
-        return gantt_chart(self._gantt, self.sim_config.num_nodes, self.sim_config.horizon)
+        if self.render_mode == "rgb_array":
+            return gantt_chart(self._gantt, self.sim_config.num_nodes, self.sim_config.horizon)
+        text = ansi_table(self.sim)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         pass
+
+
+def _as_action(action: Any) -> int | None:
+    """The integer an action stands for, or ``None`` if it is not a whole number (bools, inf, NaN, text)."""
+    if isinstance(action, (bool, np.bool_)) or action is None:
+        return None
+    try:
+        value = int(action)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    try:
+        return value if value == action else None
+    except (TypeError, ValueError):
+        return None
 
 
 def live_turns(aec: AECEnv) -> Iterator[str]:

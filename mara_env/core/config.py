@@ -18,6 +18,13 @@ def is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+# Bounds checked before anything is allocated (a typo such as num_nodes=10**6 must not eat the memory).
+MAX_NODES = 1024
+MAX_TASKS = 1024
+MAX_HORIZON = 100_000
+MAX_SPEED = 1000.0
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """Static parameters of a cluster.
@@ -25,17 +32,17 @@ class SimConfig:
     Parameters
     ----------
     num_nodes:
-        Number of compute nodes ``M`` (>= 1).
+        Number of compute nodes ``M`` (1..1024).
     max_tasks:
-        Rows in the task table ``K_max`` (>= 1): at most this many tasks are schedulable at once;
+        Rows in the task table ``K_max`` (1..1024): at most this many tasks are schedulable at once;
         later arrivals wait in a FIFO admission queue (their deadline still runs).
     horizon:
-        Slots in a run (>= 1).
+        Slots in a run (1..100,000).
     switch_cost:
         Fraction of a slot lost by a node that trained a different task, or idled, in the previous
         slot (checkpoint/restore), in ``[0, 1)``; each task scales it by its ``switch_factor``.
     node_speeds:
-        Relative speed of each node (> 0); ``None`` means all 1.0.
+        Relative speed of each node, in (0, 1000]; ``None`` means all 1.0.
     """
 
     num_nodes: int = 8
@@ -45,17 +52,21 @@ class SimConfig:
     node_speeds: Sequence[float] | None = None
 
     def __post_init__(self) -> None:
-        require(is_int(self.num_nodes) and self.num_nodes >= 1, "num_nodes", "an integer >= 1", self.num_nodes)
-        require(is_int(self.max_tasks) and self.max_tasks >= 1, "max_tasks", "an integer >= 1", self.max_tasks)
-        require(is_int(self.horizon) and self.horizon >= 1, "horizon", "an integer >= 1", self.horizon)
+        for name, most in (("num_nodes", MAX_NODES), ("max_tasks", MAX_TASKS), ("horizon", MAX_HORIZON)):
+            value = getattr(self, name)
+            require(is_int(value) and 1 <= value <= most, name, f"an integer in [1, {most:,}]", value)
+        cost = self.switch_cost
         require(
-            isinstance(self.switch_cost, (int, float)) and 0.0 <= self.switch_cost < 1.0,
+            isinstance(cost, (int, float, np.floating, np.integer)) and not isinstance(cost, bool) and 0 <= cost < 1,
             "switch_cost",
             "a number in [0, 1)",
             self.switch_cost,
         )
         if self.node_speeds is not None:
-            speeds = np.asarray(self.node_speeds, dtype=np.float64)
+            try:
+                speeds = np.asarray(self.node_speeds, dtype=np.float64)
+            except (TypeError, ValueError):
+                speeds = np.array([np.nan])
             require(
                 speeds.shape == (self.num_nodes,),
                 "node_speeds",
@@ -63,9 +74,9 @@ class SimConfig:
                 self.node_speeds,
             )
             require(
-                bool(np.all(np.isfinite(speeds)) and np.all(speeds > 0)),
+                bool(np.all(np.isfinite(speeds)) and np.all(speeds > 0) and np.all(speeds <= MAX_SPEED)),
                 "node_speeds",
-                "finite and > 0",
+                f"numbers in (0, {MAX_SPEED:g}]",
                 self.node_speeds,
             )
 

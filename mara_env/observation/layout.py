@@ -1,0 +1,158 @@
+"""``ObservationLayout``: the single source of where every part of the observation and the state lies.
+
+Every node sees one flat ``float32`` vector, and ``state()`` is one flat vector for centralised critics:
+
+- observation: ``header | node | global | K_max task rows``
+- state:       ``header | global | M nodes | K_max task rows``
+
+Each task row is ``row features | forecast features | history window``. The header (``max_tasks``,
+``history_window``, ``num_nodes``, ``forecasts``) makes both vectors self-describing. The layout
+assembles the vectors and splits them again; the split works on numpy arrays and torch tensors alike,
+for one vector or a batch (the last axis is the vector).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mara_env.observation.features import (
+    FORECAST_FEATURES,
+    GLOBAL_FEATURES,
+    HEADER,
+    NODE_FEATURES,
+    ROW_FEATURES,
+    WINDOW_FEATURES,
+)
+
+
+def _offsets(parts: tuple[tuple[str, int], ...]) -> dict[str, slice]:
+    """Consecutive slices for ``(name, length)`` parts."""
+    slices, start = {}, 0
+    for name, length in parts:
+        slices[name] = slice(start, start + length)
+        start += length
+    return slices
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Offsets of every named part of the observation and of ``state()`` for one env size."""
+
+    max_tasks: int
+    history_window: int
+    num_nodes: int
+    row_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    global_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    slices: dict[str, slice] = field(init=False, repr=False, compare=False)
+    state_slices: dict[str, slice] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        table = self.max_tasks * self.row_size
+        header, node, globals_ = len(HEADER), len(NODE_FEATURES), len(GLOBAL_FEATURES)
+        obs = _offsets((("header", header), ("node", node), ("global", globals_), ("table", table)))
+        nodes = self.num_nodes * node
+        state = _offsets((("header", header), ("global", globals_), ("nodes", nodes), ("table", table)))
+        object.__setattr__(self, "row_index", {n: i for i, n in enumerate(ROW_FEATURES + FORECAST_FEATURES)})
+        object.__setattr__(self, "global_index", {n: i for i, n in enumerate(GLOBAL_FEATURES)})
+        object.__setattr__(self, "slices", obs)
+        object.__setattr__(self, "state_slices", state)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def row_inputs(self) -> int:
+        """Row and forecast features per row (the columns before the history window)."""
+        return len(ROW_FEATURES) + len(FORECAST_FEATURES)
+
+    @property
+    def row_size(self) -> int:
+        return self.row_inputs + len(WINDOW_FEATURES) * self.history_window
+
+    @property
+    def window_offset(self) -> int:
+        """Column where the history window starts inside a row."""
+        return self.row_inputs
+
+    @property
+    def forecast_columns(self) -> slice:
+        """The forecast features' columns inside a row."""
+        return slice(len(ROW_FEATURES), self.row_inputs)
+
+    @property
+    def table_offset(self) -> int:
+        """Where the task table starts in the observation."""
+        return self.slices["table"].start
+
+    @property
+    def size(self) -> int:
+        """Length of the observation vector."""
+        return self.slices["table"].stop
+
+    @property
+    def state_size(self) -> int:
+        """Length of the ``state()`` vector."""
+        return self.state_slices["table"].stop
+
+    # ------------------------------------------------------------------ assembling
+    def header(self, forecasts: bool) -> np.ndarray:
+        return np.array([self.max_tasks, self.history_window, self.num_nodes, float(forecasts)], dtype=np.float32)
+
+    def observation(self, header: np.ndarray, node: np.ndarray, globals_: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """One node's observation vector from its parts (``node`` is that node's feature row)."""
+        return np.concatenate((header, node, globals_, table.ravel()))
+
+    def state(self, header: np.ndarray, globals_: np.ndarray, nodes: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """The state vector from its parts (``nodes`` is the ``(M, node features)`` matrix)."""
+        return np.concatenate((header, globals_, nodes.ravel(), table.ravel()))
+
+    # ------------------------------------------------------------------ splitting
+    def split_observation(self, vector: Any) -> tuple[Any, Any, Any, Any]:
+        """``(node, globals, rows, windows)`` views of observation vectors (numpy or torch, ``(..., size)``).
+
+        ``rows`` is ``(..., K_max, row_inputs)`` and ``windows`` is ``(..., K_max, H, 2)``.
+        """
+        s = self.slices
+        rows, windows = self._split_table(vector[..., s["table"]])
+        return vector[..., s["node"]], vector[..., s["global"]], rows, windows
+
+    def split_state(self, vector: Any) -> tuple[Any, Any, Any, Any]:
+        """``(globals, nodes, rows, windows)`` views of state vectors; ``nodes`` is ``(..., M, node features)``."""
+        s = self.state_slices
+        lead = tuple(vector.shape[:-1])
+        nodes = vector[..., s["nodes"]].reshape(*lead, self.num_nodes, len(NODE_FEATURES))
+        rows, windows = self._split_table(vector[..., s["table"]])
+        return vector[..., s["global"]], nodes, rows, windows
+
+    def _split_table(self, flat: Any) -> tuple[Any, Any]:
+        lead = tuple(flat.shape[:-1])
+        table = flat.reshape(*lead, self.max_tasks, self.row_size)
+        windows = table[..., self.row_inputs :].reshape(*lead, self.max_tasks, self.history_window, 2)
+        return table[..., : self.row_inputs], windows
+
+    def with_forecasts(self, vector: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """A copy of observation ``vector`` whose forecast columns are ``features`` ``(K_max, 5)``."""
+        out = np.array(vector, dtype=np.float32, copy=True)
+        table = out[self.slices["table"]].reshape(self.max_tasks, self.row_size)
+        table[:, self.forecast_columns] = features
+        out[self.slices["header"].start + HEADER.index("forecasts")] = 1.0
+        return out
+
+
+def layout_of(vector: Any, state: bool = False) -> ObservationLayout:
+    """Read the layout from an observation's (or, with ``state=True``, a state's) header.
+
+    ``ValueError`` if the vector is not one.
+    """
+    vec = np.asarray(vector)
+    what = "state" if state else "observation"
+    if vec.ndim != 1 or vec.size < len(HEADER):
+        raise ValueError(f"expected a flat {what} vector, got shape {vec.shape}")
+    k, h, m = (int(round(float(v))) for v in vec[:3])
+    if k < 1 or h < 1 or m < 1:
+        raise ValueError(f"vector of size {vec.size} has no valid {what} header (K={k}, H={h}, M={m})")
+    layout = ObservationLayout(max_tasks=k, history_window=h, num_nodes=m)
+    if (layout.state_size if state else layout.size) != vec.size:
+        raise ValueError(f"{what} vector of size {vec.size} does not match its header (K={k}, H={h}, M={m})")
+    return layout
