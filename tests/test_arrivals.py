@@ -75,13 +75,13 @@ def test_env_replays_a_trace_with_the_trace_deadlines(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("submit_time,model\n0,a\n", "missing required column(s) ['deadline']"),
+        ("model,deadline\n0,a\n", "missing required column(s) [\"submit_time (as 'submit_time')\"]"),
         ("submit_time,deadline\n0,10\n5,abc\n", "row 3, column 'deadline': 'abc' is not a number"),
         ("submit_time,deadline\n0,10\n,20\n", "row 3, column 'submit_time': missing value"),
-        ("submit_time,deadline\n10,5\n", "row 2, column 'deadline': 5.0 is before submit_time 10.0"),
-        ("submit_time,deadline,duration\n0,10,-3\n", "row 2, column 'duration': must be > 0"),
-        ("submit_time,deadline,gpus\n0,10,0\n", "row 2, column 'gpus': must be > 0"),
-        ("submit_time,deadline\n0,inf\n", "row 2, column 'deadline': 'inf' is not finite"),
+        ("submit_time,deadline\n10,5\n", "row 2, column 'deadline': 5.0 is before the row's submit_time"),
+        ("submit_time,deadline,duration\n0,10,-3\n", "row 2, column 'duration': -3.0 must be > 0"),
+        ("submit_time,deadline,gpus\n0,10,0\n", "row 2, column 'gpus': 0.0 must be > 0"),
+        ("submit_time,deadline\n0,inf\n", "row 2, column 'deadline': inf is not finite"),
         ("submit_time,deadline\n", "has a header but no rows"),
     ],
 )
@@ -95,7 +95,7 @@ def test_bad_traces_name_the_row_and_column(tmp_path, text, message):
 
 def test_a_bad_trace_in_the_env_config_is_a_clear_error(tmp_path):
     path = tmp_path / "bad.csv"
-    path.write_text("submit_time\n1\n")
+    path.write_text("deadline\n1\n")
     with pytest.raises(ValueError, match="missing required column"):
         mara_env.env(arrivals=str(path))
 

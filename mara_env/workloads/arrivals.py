@@ -7,21 +7,28 @@ the episode generator should draw them.
 
 from __future__ import annotations
 
-import csv
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from mara_env.workloads.plan import ArrivalPlan
+from mara_env.workloads.trace import TRACE_COLUMNS, TraceArrivals, parse_trace_columns
 
-class ArrivalPlan(NamedTuple):
-    """Arrival slot of every task (sorted), with the deadline (-1: draw it) and need (nan: draw it)."""
-
-    slots: np.ndarray
-    deadlines: np.ndarray
-    needs: np.ndarray
+__all__ = [
+    "ARRIVALS",
+    "TRACE_COLUMNS",
+    "ArrivalPlan",
+    "ArrivalProcess",
+    "BurstyArrivals",
+    "PoissonArrivals",
+    "TraceArrivals",
+    "make_arrivals",
+    "parse_trace_columns",
+    "uses_load",
+]
 
 
 def _plan(slots: np.ndarray) -> ArrivalPlan:
@@ -29,7 +36,11 @@ def _plan(slots: np.ndarray) -> ArrivalPlan:
 
 
 class ArrivalProcess(Protocol):
-    """When tasks arrive over ``horizon`` slots at a mean ``rate`` (tasks per slot)."""
+    """When tasks arrive over ``horizon`` slots at a mean ``rate`` (tasks per slot).
+
+    A process may set ``uses_load = False`` (a trace) when the rate, hence the env's load, does not
+    apply to it.
+    """
 
     name: str
 
@@ -40,6 +51,7 @@ class PoissonArrivals:
     """``Poisson(rate)`` arrivals in every slot, independently."""
 
     name = "poisson"
+    uses_load = True
 
     def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
         counts = rng.poisson(rate, size=horizon)
@@ -59,6 +71,7 @@ class BurstyArrivals:
     burst_share: float = 0.2
     burst_slots: float = 10.0
     name: str = "bursty"
+    uses_load = True
 
     def rates(self, rate: float) -> tuple[float, float]:
         """(calm, burst) rates whose stationary mean is ``rate``."""
@@ -79,115 +92,46 @@ class BurstyArrivals:
         return _plan(np.repeat(np.arange(horizon), counts))
 
 
-TRACE_REQUIRED = ("submit_time", "deadline")
-TRACE_OPTIONAL = ("model", "duration", "gpus")
-
-
-@dataclass(frozen=True)
-class TraceRow:
-    submit_time: float
-    deadline: float
-    model: str = ""
-    duration: float = math.nan
-    gpus: float = 1.0
-
-
-class TraceArrivals:
-    """Replay a CSV trace of job submissions, scaled to slots.
-
-    Columns (header row required): ``submit_time`` and ``deadline`` (absolute times in one unit,
-    e.g. seconds), and optionally ``model`` (a name, kept as metadata), ``duration`` (run time in the
-    same unit on ``gpus`` GPUs) and ``gpus`` (default 1). Times are shifted so the first submission is
-    slot 0 and divided by ``slot_seconds`` (default: the trace's span, from the first submission to
-    the last deadline, fitted into the horizon). A task's
-    need is ``duration x gpus / slot_seconds`` node-slots when ``duration`` is given; otherwise the
-    workload's drawn need. The arrival rate and load of the environment are ignored.
-
-    The whole file is read and checked before anything is used: a missing column, or a row with a
-    missing or malformed value, raises ``ValueError`` naming the file, row and column.
-    """
-
-    name = "trace"
-
-    def __init__(self, path: str | Path, slot_seconds: float | None = None) -> None:
-        self.path = Path(path)
-        self.rows = read_trace(self.path)
-        if slot_seconds is not None and not (isinstance(slot_seconds, (int, float)) and slot_seconds > 0):
-            raise ValueError(f"slot_seconds must be a number > 0 or None, got {slot_seconds!r}")
-        self.slot_seconds = slot_seconds
-
-    def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
-        start = min(r.submit_time for r in self.rows)
-        span = max(r.deadline for r in self.rows) - start
-        unit = self.slot_seconds or max(span, 1e-12) / max(horizon - 1, 1)
-        rows = sorted(self.rows, key=lambda r: r.submit_time)
-        slots = np.array([math.floor((r.submit_time - start) / unit) for r in rows], dtype=np.int64)
-        deadlines = np.array([math.floor((r.deadline - start) / unit) for r in rows], dtype=np.int64)
-        needs = np.array([r.duration * r.gpus / unit for r in rows])
-        keep = slots < horizon
-        return ArrivalPlan(slots[keep], np.maximum(deadlines[keep], slots[keep]), needs[keep])
-
-
-def read_trace(path: Path) -> list[TraceRow]:
-    """Parse and check a whole trace CSV (see :class:`TraceArrivals`)."""
-    if not path.is_file():
-        raise ValueError(f"trace {path} does not exist")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        columns = [c.strip() for c in (reader.fieldnames or [])]
-        missing = [c for c in TRACE_REQUIRED if c not in columns]
-        if missing:
-            raise ValueError(
-                f"trace {path}: missing required column(s) {missing}; required {list(TRACE_REQUIRED)}, "
-                f"optional {list(TRACE_OPTIONAL)}, found {columns}"
-            )
-        rows = [_parse_row(path, n, {k.strip(): v for k, v in raw.items() if k}) for n, raw in enumerate(reader, 2)]
-    if not rows:
-        raise ValueError(f"trace {path} has a header but no rows")
-    return rows
-
-
-def _number(path: Path, line: int, row: dict, column: str, default: float | None = None) -> float:
-    text = (row.get(column) or "").strip()
-    if not text:
-        if default is not None:
-            return default
-        raise ValueError(f"trace {path}, row {line}, column '{column}': missing value")
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"trace {path}, row {line}, column '{column}': {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"trace {path}, row {line}, column '{column}': {text!r} is not finite")
-    return value
-
-
-def _parse_row(path: Path, line: int, row: dict) -> TraceRow:
-    submit = _number(path, line, row, "submit_time")
-    deadline = _number(path, line, row, "deadline")
-    if deadline < submit:
-        raise ValueError(f"trace {path}, row {line}, column 'deadline': {deadline} is before submit_time {submit}")
-    duration = _number(path, line, row, "duration", default=math.nan)
-    gpus = _number(path, line, row, "gpus", default=1.0)
-    if not math.isnan(duration) and duration <= 0:
-        raise ValueError(f"trace {path}, row {line}, column 'duration': must be > 0, got {duration}")
-    if gpus <= 0:
-        raise ValueError(f"trace {path}, row {line}, column 'gpus': must be > 0, got {gpus}")
-    return TraceRow(submit, deadline, (row.get("model") or "").strip(), duration, gpus)
-
-
 ARRIVALS = {"poisson": PoissonArrivals, "bursty": BurstyArrivals}
 
 
-def make_arrivals(spec: str | ArrivalProcess) -> ArrivalProcess:
-    """``"poisson"``, ``"bursty"``, a path to a ``.csv`` trace, or an arrival process object."""
+def uses_load(process: ArrivalProcess) -> bool:
+    """Whether the env's ``load`` (through the arrival rate) shapes ``process``'s arrivals."""
+    return bool(getattr(process, "uses_load", True))
+
+
+def make_arrivals(
+    spec: str | Path | Mapping | ArrivalProcess,
+    columns: Mapping[str, str] | str | None = None,
+    slot_seconds: float | None = None,
+) -> ArrivalProcess:
+    """``"poisson"``, ``"bursty"``, a path to a ``.csv`` trace, a trace mapping, or a process object.
+
+    A trace mapping is ``{"trace": path, "columns": {...}, "slot_seconds": s}`` (plain data, so it
+    fits a JSON config). ``columns`` (a mapping, or the CLI form ``"submit_time=submission_time,..."``)
+    and ``slot_seconds`` apply to a trace only.
+    """
+    if isinstance(spec, Mapping):
+        unknown = sorted(set(spec) - {"trace", "columns", "slot_seconds"})
+        if unknown or "trace" not in spec:
+            raise ValueError(
+                f"arrivals as a mapping must be {{'trace': path, 'columns': {{...}}, 'slot_seconds': s}} "
+                f"(columns and slot_seconds optional), got keys {sorted(spec)}"
+            )
+        if columns is not None or slot_seconds is not None:
+            raise ValueError("give columns and slot_seconds inside the arrivals mapping or as arguments, not both")
+        return make_arrivals(spec["trace"], spec.get("columns"), spec.get("slot_seconds"))
+    is_path = isinstance(spec, Path) or (isinstance(spec, str) and spec.lower().endswith(".csv"))
+    if is_path:
+        mapping = parse_trace_columns(columns) if isinstance(columns, str) else columns
+        return TraceArrivals(spec, slot_seconds=slot_seconds, columns=mapping)
+    if columns is not None or slot_seconds is not None:
+        raise ValueError(f"columns and slot_seconds apply to a .csv trace only, got arrivals={spec!r}")
     if not isinstance(spec, str):
         if not callable(getattr(spec, "plan", None)):
-            allowed = f"one of {sorted(ARRIVALS)}, a .csv trace path or a process"
+            allowed = f"one of {sorted(ARRIVALS)}, a .csv trace path, a trace mapping or a process"
             raise ValueError(f"arrivals must be {allowed}, got {spec!r}")
         return spec
     if spec in ARRIVALS:
         return ARRIVALS[spec]()
-    if spec.endswith(".csv"):
-        return TraceArrivals(spec)
     raise ValueError(f"arrivals must be one of {sorted(ARRIVALS)} or a path to a .csv trace, got {spec!r}")

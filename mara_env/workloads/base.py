@@ -139,18 +139,23 @@ def generate_episode(
     and needs from the arrival plan where it has them (a trace), else from ``deadlines`` and the body.
     Tasks whose deadline would fall at or past the horizon are not generated, so that every task of
     an episode is decided (completed or expired) within it; the offered load therefore tapers over
-    the last slots of a run.
+    the last slots of a run. A process with ``record_dropped`` (a trace) is told how many of its rows
+    were left out (its plan's ``dropped`` plus those whose drawn deadline passed the horizon).
     """
     deadlines = deadlines or DeadlineModel()
-    plan = (arrivals or PoissonArrivals()).plan(rng, rate, horizon)
+    arrivals = arrivals or PoissonArrivals()
+    plan = arrivals.plan(rng, rate, horizon)
     draws = workload.sample_tasks(rng, plan.slots.size)
+    slots, due, needs = plan.slots.tolist(), plan.deadlines.tolist(), plan.needs.tolist()
     tasks: list[TaskSpec] = []
+    late = 0
     for k, draw in enumerate(draws):
-        arrival = int(plan.slots[k])
-        if np.isfinite(plan.needs[k]) and plan.needs[k] > 0:
-            draw = with_need(draw, float(plan.needs[k]))
-        deadline = int(plan.deadlines[k]) if plan.deadlines[k] >= 0 else deadlines.deadline(rng, arrival, draw)
+        arrival, need = slots[k], needs[k]
+        if not math.isnan(need):  # the plan knows the need (a trace, which checked it is finite and > 0)
+            draw = with_need(draw, need)
+        deadline = due[k] if due[k] >= 0 else deadlines.deadline(rng, arrival, draw)
         if deadline >= horizon:
+            late += 1
             continue
         tasks.append(
             TaskSpec(
@@ -164,6 +169,8 @@ def generate_episode(
                 switch_factor=draw.switch_factor,
             )
         )
+    if callable(getattr(arrivals, "record_dropped", None)):  # a trace reports the rows it could not play
+        arrivals.record_dropped(plan.dropped + late, horizon)
     return tasks
 
 

@@ -1,0 +1,114 @@
+"""Time and peak memory of parsing a large CSV trace and resetting an episode from it.
+
+    python benchmarks/trace_parse.py --rows 1000000 --out runs/trace_parse
+
+Writes a seeded trace of ``--rows`` jobs (submissions spread over ``--days`` days, durations of
+10 minutes to 8 hours on 1 to 8 GPUs, deadlines 1.5x to 4x the duration after submission), then, in
+a fresh process each, measures: parsing (``TraceArrivals``), the first episode generation (plan for
+the horizon + task bodies) and a second one (cached plan). Peak memory is the process's maximum
+resident set size minus the one after imports (``resource.getrusage``), so it is what the trace
+costs, not numpy's or the workload's own footprint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+MODELS = np.array(["resnet50", "bert-base", "gpt2-small", "vit-tiny", "llama-7b", "ppo-atari"])
+
+
+def write_trace(path: Path, rows: int, days: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.uniform(0, days * 86_400, rows)).round(1)
+    duration = np.exp(rng.uniform(np.log(600), np.log(8 * 3600), rows)).round(1)
+    gpus = rng.choice([1, 2, 4, 8], rows)
+    deadline = (submit + duration * rng.uniform(1.5, 4.0, rows)).round(1)
+    model = MODELS[rng.integers(0, MODELS.size, rows)]
+    with path.open("w") as fh:
+        fh.write("job_id,submission_time,deadline,model_name,run_seconds,num_gpu\n")
+        for k in range(0, rows, 100_000):
+            part = slice(k, k + 100_000)
+            lines = [
+                f"j{j},{s},{d},{m},{u},{g}\n"
+                for j, s, d, m, u, g in zip(
+                    range(k, k + 100_000), submit[part], deadline[part], model[part], duration[part], gpus[part]
+                )
+            ]
+            fh.writelines(lines)
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def measure(path: str, slot_seconds: float | None, horizon: int) -> dict:
+    """Run in a fresh process: imports first, then parse and two episode generations."""
+    from mara_env.workloads import TraceArrivals, generate_episode, make_workload
+
+    workload = make_workload("synthetic", "test")
+    workload.sample_tasks(np.random.default_rng(0), 10)
+    base = rss_mb()
+    columns = {"submit_time": "submission_time", "model": "model_name", "duration": "run_seconds", "gpus": "num_gpu"}
+    t0 = time.perf_counter()
+    arrivals = TraceArrivals(path, slot_seconds=slot_seconds, columns=columns)
+    t1 = time.perf_counter()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tasks = generate_episode(workload, np.random.default_rng(0), 1.0, horizon, arrivals=arrivals)
+        t2 = time.perf_counter()
+        generate_episode(workload, np.random.default_rng(1), 1.0, horizon, arrivals=arrivals)
+        t3 = time.perf_counter()
+    return {
+        "rows": len(arrivals),
+        "slot_seconds": slot_seconds,
+        "horizon": horizon,
+        "tasks": len(tasks),
+        "rows_dropped": arrivals.rows_dropped,
+        "parse_s": round(t1 - t0, 3),
+        "first_reset_s": round(t2 - t1, 3),
+        "second_reset_s": round(t3 - t2, 3),
+        "parse_and_reset_s": round(t2 - t0, 3),
+        "peak_mb_over_imports": round(rss_mb() - base, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--days", type=float, default=60.0)
+    parser.add_argument("--horizon", type=int, default=300)
+    parser.add_argument("--slot-seconds", type=float, nargs="*", default=[60.0], help="0 = fit the span")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("runs/trace_parse"))
+    parser.add_argument("--measure", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        path, slot, horizon = args.measure
+        print(json.dumps(measure(path, float(slot) or None, int(horizon))))
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"trace_{args.rows}.csv"
+    if not path.exists():
+        write_trace(path, args.rows, args.days, args.seed)
+    print(f"trace {path}: {path.stat().st_size / 1e6:.1f} MB")
+    results = []
+    for slot in args.slot_seconds:
+        cmd = [sys.executable, __file__, "--measure", str(path), str(slot), str(args.horizon)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]))
+    (args.out / "results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

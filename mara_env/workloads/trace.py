@@ -1,0 +1,307 @@
+"""Replaying a CSV job trace: parsing once, checking everything, and scaling seconds to slots.
+
+A trace is read and checked whole when the :class:`TraceArrivals` is made; each ``plan`` for a
+horizon is computed once and cached, so resets of an env replaying a trace cost no parsing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import warnings
+from array import array
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from mara_env.workloads.plan import ArrivalPlan
+
+# Our column names; a file may name them differently (``columns=``). Times and durations in seconds.
+TRACE_REQUIRED = ("submit_time",)
+TRACE_OPTIONAL = ("deadline", "model", "duration", "gpus")
+TRACE_COLUMNS = TRACE_REQUIRED + TRACE_OPTIONAL
+NUMERIC = ("submit_time", "deadline", "duration", "gpus")
+DEFAULTS = {"deadline": math.nan, "duration": math.nan, "gpus": 1.0}
+# A need above this many node-slots is refused: no episode supplies it, and curve arithmetic stays exact.
+MAX_NEED = 1e15
+_SNIFF_BYTES = 8192
+
+
+def parse_trace_columns(text: str) -> dict[str, str]:
+    """The CLI form ``submit_time=submission_time,gpus=num_gpu`` as a mapping (ours -> the file's)."""
+    mapping: dict[str, str] = {}
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            continue
+        ours, sep, theirs = (s.strip() for s in part.partition("="))
+        if not sep or not ours or not theirs:
+            raise ValueError(f"trace columns must be OURS=THEIRS pairs separated by commas, got {part!r} in {text!r}")
+        if ours in mapping:
+            raise ValueError(f"trace columns name {ours!r} twice in {text!r}")
+        mapping[ours] = theirs
+    return check_columns(mapping)
+
+
+def check_columns(columns: Mapping[str, str] | None) -> dict[str, str]:
+    """Our column name -> the file's, for every column (identity where not mapped)."""
+    if columns is None:
+        columns = {}
+    if not isinstance(columns, Mapping):
+        raise ValueError(f"columns must be a mapping of {list(TRACE_COLUMNS)} to the file's names, got {columns!r}")
+    unknown = [k for k in columns if k not in TRACE_COLUMNS]
+    if unknown:
+        raise ValueError(f"columns has unknown key(s) {unknown}; allowed: {list(TRACE_COLUMNS)}")
+    bad = {k: v for k, v in columns.items() if not (isinstance(v, str) and v.strip())}
+    if bad:
+        raise ValueError(f"columns must map to non-empty column names, got {bad}")
+    full = {ours: str(columns.get(ours, ours)).strip() for ours in TRACE_COLUMNS}
+    mapped = [full[k] for k in columns]
+    twice = sorted({name for name in mapped if mapped.count(name) > 1})
+    if twice:
+        raise ValueError(f"columns maps several of our columns to the same file column(s) {twice}")
+    return full
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark allowed); ``ValueError`` naming the file otherwise."""
+    if path.is_dir():
+        raise ValueError(f"trace {path} is a directory, not a CSV file")
+    if not path.exists():
+        raise ValueError(f"trace {path} does not exist")
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"trace {path} cannot be read: {err}") from err
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise ValueError(f"trace {path} is a binary file, not a UTF-8 CSV text file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"trace {path} is not UTF-8 text (byte {err.start}): a CSV trace must be UTF-8") from None
+
+
+def header_indices(path: Path, header: list[str], columns: dict[str, str]) -> dict[str, int]:
+    """Index of each of our columns in the file's header (absent optional columns left out)."""
+    names = [h.strip() for h in header]
+    seen: set[str] = set()
+    for name in names:
+        if name and name in seen:
+            raise ValueError(f"trace {path}: column {name!r} appears more than once in the header")
+        seen.add(name)
+    missing = [f"{ours} (as {columns[ours]!r})" for ours in TRACE_REQUIRED if columns[ours] not in seen]
+    if missing:
+        raise ValueError(
+            f"trace {path}: missing required column(s) {missing}; required {list(TRACE_REQUIRED)}, "
+            f"optional {list(TRACE_OPTIONAL)} (map other names with columns=), found {names}"
+        )
+    return {ours: names.index(theirs) for ours, theirs in columns.items() if theirs in seen}
+
+
+class TraceTable:
+    """The checked columns of a trace, as arrays in file order (``row`` = line number, header = 1)."""
+
+    def __init__(self, path: Path, columns: Mapping[str, str] | None = None) -> None:
+        self.path = path
+        self.columns = check_columns(columns)
+        reader = csv.reader(io.StringIO(read_text(path)))
+        header = next(reader, None)
+        if not header:
+            raise ValueError(f"trace {path} is empty: a header row is required")
+        self.index = header_indices(path, header, self.columns)
+        values, models, rows = self._read_rows(reader)
+        if not rows:
+            raise ValueError(f"trace {path} has a header but no rows")
+        self.row = np.frombuffer(rows, dtype=np.int64)
+        for name in NUMERIC:
+            setattr(self, name, np.frombuffer(values[name], dtype=np.float64))
+        self.model_names = list(models)
+        self.model = np.frombuffer(self._codes, dtype=np.int32)
+        self._check()
+
+    # One pass over the rows; a row the fast path cannot take goes through _slow_row, which either
+    # fills defaults or raises the precise error.
+    def _read_rows(self, reader) -> tuple[dict[str, array], dict[str, int], array]:
+        values = {name: array("d") for name in NUMERIC}
+        present = [(name, self.index[name], values[name]) for name in NUMERIC if name in self.index]
+        absent = [(values[name], DEFAULTS[name]) for name in NUMERIC if name not in self.index]
+        model_at = self.index.get("model")
+        models: dict[str, int] = {}
+        self._codes = array("i")
+        rows = array("q")
+        for line, fields in enumerate(reader, 2):
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue  # blank line
+            try:
+                parsed = [float(fields[i]) for _, i, _ in present]
+                total = sum(parsed)
+                if total != total:  # a literal nan somewhere (or inf - inf): let the slow path say which
+                    raise ValueError
+            except (ValueError, IndexError):
+                parsed = [self._slow_value(line, fields, name, i) for name, i, _ in present]
+            for (_, _, out), value in zip(present, parsed):
+                out.append(value)
+            for out, default in absent:
+                out.append(default)
+            name = fields[model_at].strip() if model_at is not None and model_at < len(fields) else ""
+            self._codes.append(models.setdefault(name, len(models)))
+            rows.append(line)
+        return values, models, rows
+
+    def _slow_value(self, line: int, fields: list[str], name: str, i: int) -> float:
+        text = fields[i].strip() if i < len(fields) else ""
+        where = f"trace {self.path}, row {line}, column '{self.columns[name]}'"
+        if not text:
+            if name in DEFAULTS:
+                return DEFAULTS[name]
+            raise ValueError(f"{where}: missing value")
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{where}: {text!r} is not a number") from None
+        if math.isnan(value):
+            raise ValueError(f"{where}: {text!r} is not a number (leave it empty for the default)")
+        return value
+
+    def _fail(self, name: str, bad: np.ndarray, why: str) -> None:
+        k = int(np.flatnonzero(bad)[0])
+        value = getattr(self, name)[k] if name in NUMERIC else None
+        raise ValueError(f"trace {self.path}, row {self.row[k]}, column '{self.columns[name]}': {value} {why}")
+
+    def _check(self) -> None:
+        for name in NUMERIC:
+            values = getattr(self, name)
+            known = ~np.isnan(values) if name in DEFAULTS else np.ones(values.size, dtype=bool)
+            bad = known & ~np.isfinite(values)
+            if name not in DEFAULTS:
+                bad |= np.isnan(values)
+            if bad.any():
+                self._fail(name, bad, "is not finite (an overflowing number, inf or nan)")
+        if (self.submit_time < 0).any():
+            self._fail("submit_time", self.submit_time < 0, "must be >= 0 seconds")
+        if (self.deadline < self.submit_time).any():  # nan (no deadline) compares False
+            self._fail("deadline", self.deadline < self.submit_time, "is before the row's submit_time")
+        if (self.duration <= 0).any():
+            self._fail("duration", self.duration <= 0, "must be > 0 seconds")
+        if (self.gpus <= 0).any():
+            self._fail("gpus", self.gpus <= 0, "must be > 0")
+        with np.errstate(over="ignore"):
+            gpu_seconds = self.duration * self.gpus
+        if np.isinf(gpu_seconds).any():
+            self._fail("duration", np.isinf(gpu_seconds), "x gpus overflows")
+        self.gpu_seconds = gpu_seconds
+
+    def __len__(self) -> int:
+        return self.row.size
+
+
+class TraceArrivals:
+    """Replay a CSV trace of job submissions, scaled to slots.
+
+    Columns (header row required; our names, or the file's through ``columns``): ``submit_time``
+    (seconds, >= 0) and, optionally, ``deadline`` (absolute, seconds; drawn by the deadline model
+    where absent or empty), ``model`` (a name, metadata), ``duration`` (run time in seconds on
+    ``gpus`` GPUs; the workload's drawn need where absent or empty) and ``gpus`` (default 1).
+
+    Parameters
+    ----------
+    path:
+        The CSV file (UTF-8; a byte-order mark is fine).
+    slot_seconds:
+        Seconds per slot. ``None``: the trace's span (first submission to last deadline, or last
+        submission plus duration) fitted into the horizon.
+    columns:
+        Our column name -> the file's, e.g. ``{"submit_time": "submission_time", "gpus": "num_gpu"}``.
+
+    Times are shifted so the first submission is slot 0. A task's need is
+    ``duration x gpus / slot_seconds`` node-slots. Rows submitted at or after the horizon, or due at
+    or after it, are not played: their number is :attr:`rows_dropped` (of the latest episode) and a
+    warning says so once. The env's ``load`` does not apply (``uses_load`` is False).
+
+    The whole file is read and checked when the object is made: a missing column, a duplicated
+    header column, or a row with a missing, malformed or overflowing value raises ``ValueError``
+    naming the file, row and column.
+    """
+
+    name = "trace"
+    uses_load = False
+
+    def __init__(
+        self, path: str | Path, slot_seconds: float | None = None, columns: Mapping[str, str] | None = None
+    ) -> None:
+        if slot_seconds is not None:
+            ok = isinstance(slot_seconds, (int, float, np.integer, np.floating)) and not isinstance(slot_seconds, bool)
+            if not (ok and math.isfinite(slot_seconds) and slot_seconds > 0):
+                raise ValueError(f"slot_seconds must be a finite number > 0 or None, got {slot_seconds!r}")
+            slot_seconds = float(slot_seconds)
+        self.path = Path(path)
+        self.slot_seconds = slot_seconds
+        self.table = TraceTable(self.path, columns)
+        self.rows_dropped = 0
+        self._plans: dict[int, tuple[ArrivalPlan, np.ndarray]] = {}
+        self._warned = False
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def unit(self, horizon: int) -> float:
+        """Seconds per slot for ``horizon`` slots."""
+        if self.slot_seconds is not None:
+            return self.slot_seconds
+        t = self.table
+        ends = np.fmax(t.deadline, t.submit_time + np.nan_to_num(t.duration, nan=0.0))
+        span = float(np.max(ends) - np.min(t.submit_time))
+        return max(span, 1e-12) / max(horizon - 1, 1)
+
+    def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
+        if horizon not in self._plans:
+            self._plans[horizon] = self._make_plan(horizon)
+        plan = self._plans[horizon][0]
+        self.rows_dropped = plan.dropped
+        return plan
+
+    def source_rows(self, horizon: int) -> np.ndarray:
+        """File row (line number) of each task of ``plan(..., horizon)``, in plan order."""
+        self.plan(np.random.default_rng(0), 0.0, horizon)
+        return self._plans[horizon][1]
+
+    def record_dropped(self, dropped: int, horizon: int) -> None:
+        """Set :attr:`rows_dropped` for the latest episode and warn the first time rows are dropped.
+
+        The episode generator calls it with the plan's drops plus rows whose drawn deadline fell
+        past the horizon."""
+        self.rows_dropped = int(dropped)
+        if dropped and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"trace {self.path}: {dropped} of {len(self)} rows are submitted or due at or after the "
+                f"horizon ({horizon} slots of {self.unit(horizon):g} s) and are not played",
+                stacklevel=3,
+            )
+
+    def _make_plan(self, horizon: int) -> tuple[ArrivalPlan, np.ndarray]:
+        t, unit = self.table, self.unit(horizon)
+        order = np.argsort(t.submit_time, kind="stable")
+        start = float(t.submit_time[order[0]])
+        with np.errstate(over="ignore"):
+            slots = np.floor((t.submit_time[order] - start) / unit)
+            deadlines = np.floor((t.deadline[order] - start) / unit)  # nan: drawn later
+            needs = t.gpu_seconds[order] / unit
+        keep = (slots < horizon) & ~(deadlines >= horizon)
+        order, slots, deadlines, needs = order[keep], slots[keep], deadlines[keep], needs[keep]
+        self._check_needs(order, needs)
+        deadlines = np.where(np.isnan(deadlines), -1, deadlines)
+        plan = ArrivalPlan(slots.astype(np.int64), deadlines.astype(np.int64), needs, int(len(t) - order.size))
+        for values in plan[:3]:
+            values.flags.writeable = False  # cached and shared by every reset
+        return plan, t.row[order]
+
+    def _check_needs(self, order: np.ndarray, needs: np.ndarray) -> None:
+        bad = ~np.isnan(needs) & ~((needs > 0) & (needs <= MAX_NEED))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"trace {self.path}, row {self.table.row[order[k]]}, column '{self.table.columns['duration']}': "
+                f"the need duration x gpus / slot_seconds = {needs[k]:g} node-slots is outside (0, {MAX_NEED:g}]"
+            )

@@ -1,0 +1,179 @@
+"""Trace files as users have them: other column names, seconds, BOMs, bad bytes, rows past the horizon."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from mara_env.workloads import PoissonArrivals, TraceArrivals, generate_episode, make_arrivals, make_workload
+from mara_env.workloads.arrivals import BurstyArrivals, parse_trace_columns, uses_load
+
+HEADER = "submit_time,deadline,model,duration,gpus\n"
+ROWS = "0,3600,resnet50,1800,2\n600,7200,bert,,\n1200,4000,gpt2,900,1\n"
+
+
+def write(tmp_path, text: str | bytes, name: str = "trace.csv"):
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    path = write(tmp_path, b"\xef\xbb\xbf" + (HEADER + ROWS).encode())
+    plan = TraceArrivals(path, slot_seconds=60).plan(np.random.default_rng(0), 1.0, 200)
+    assert plan.slots.tolist() == [0, 10, 20]
+
+
+def test_a_binary_file_is_named(tmp_path):
+    path = write(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    with pytest.raises(ValueError, match="binary file") as info:
+        TraceArrivals(path)
+    assert str(path) in str(info.value)
+
+
+def test_non_utf8_text_is_named(tmp_path):
+    path = write(tmp_path, (HEADER + "0,10,caf\xe9,5,1\n").encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8") as info:
+        TraceArrivals(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_directory_is_reported_as_a_directory(tmp_path):
+    with pytest.raises(ValueError, match="is a directory"):
+        TraceArrivals(tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        TraceArrivals(tmp_path / "nope.csv")
+
+
+def test_a_duplicated_header_column_is_refused(tmp_path):
+    path = write(tmp_path, "submit_time,deadline,duration,duration\n0,10,5,6\n")
+    with pytest.raises(ValueError, match="column 'duration' appears more than once"):
+        TraceArrivals(path)
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("0,10,m,1e400,1", "row 2, column 'duration': inf is not finite"),
+        ("0,10,m,1e300,1e300", "row 2, column 'duration': 1e+300 x gpus overflows"),
+        ("1e400,1e401,m,5,1", "row 2, column 'submit_time': inf is not finite"),
+        ("0,10,m,nan,1", "row 2, column 'duration': 'nan' is not a number"),
+        ("0,10,m,5,-inf", "row 2, column 'gpus': -inf is not finite"),
+    ],
+)
+def test_overflowing_values_are_refused_by_row_and_column(tmp_path, row, message):
+    path = write(tmp_path, HEADER + row + "\n")
+    with pytest.raises(ValueError) as info:
+        TraceArrivals(path, slot_seconds=60)
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_a_need_that_overflows_after_scaling_is_refused_not_drawn(tmp_path):
+    path = write(tmp_path, HEADER + "0,,m,1e300,1\n")
+    arrivals = TraceArrivals(path, slot_seconds=1e-300)
+    with pytest.raises(ValueError, match=r"row 2, column 'duration': the need .* is outside \(0, 1e\+15\]"):
+        arrivals.plan(np.random.default_rng(0), 1.0, 100)
+
+
+def test_column_mapping_and_slot_seconds(tmp_path):
+    text = "job,submission_time,num_gpu,run_seconds,model_name\nA,100,4,3600,bert\nB,700,1,600,gpt2\n"
+    path = write(tmp_path, text)
+    columns = {"submit_time": "submission_time", "gpus": "num_gpu", "duration": "run_seconds", "model": "model_name"}
+    arrivals = TraceArrivals(path, slot_seconds=60, columns=columns)
+    plan = arrivals.plan(np.random.default_rng(0), 1.0, 500)
+    assert plan.slots.tolist() == [0, 10]
+    assert plan.deadlines.tolist() == [-1, -1]  # no deadline column: the deadline model draws them
+    assert plan.needs.tolist() == pytest.approx([4 * 3600 / 60, 600 / 60])
+    assert arrivals.table.model_names == ["bert", "gpt2"]
+    tasks = generate_episode(make_workload("synthetic", "test"), np.random.default_rng(0), 1.0, 500, arrivals=arrivals)
+    assert [t.arrival for t in tasks] == [0, 10]
+    assert [t.required_work for t in tasks] == pytest.approx([240.0, 10.0])
+
+
+def test_mapped_names_appear_in_errors(tmp_path):
+    path = write(tmp_path, "submission_time,num_gpu\n0,x\n")
+    with pytest.raises(ValueError, match="row 2, column 'num_gpu': 'x' is not a number"):
+        TraceArrivals(path, columns={"submit_time": "submission_time", "gpus": "num_gpu"})
+    with pytest.raises(ValueError, match="missing required column"):
+        TraceArrivals(path)
+
+
+def test_cli_column_form():
+    assert parse_trace_columns("submit_time=submission_time, gpus=num_gpu") == {
+        "submit_time": "submission_time",
+        "deadline": "deadline",
+        "model": "model",
+        "duration": "duration",
+        "gpus": "num_gpu",
+    }
+    with pytest.raises(ValueError, match="OURS=THEIRS"):
+        parse_trace_columns("submit_time")
+    with pytest.raises(ValueError, match="unknown key"):
+        parse_trace_columns("start=submission_time")
+    with pytest.raises(ValueError, match="same file column"):
+        parse_trace_columns("submit_time=t,deadline=t")
+
+
+def test_make_arrivals_forms(tmp_path):
+    path = write(tmp_path, "t,g\n0,1\n60,2\n")
+    by_args = make_arrivals(str(path), columns="submit_time=t,gpus=g", slot_seconds=30)
+    by_mapping = make_arrivals({"trace": str(path), "columns": {"submit_time": "t", "gpus": "g"}, "slot_seconds": 30})
+    for arrivals in (by_args, by_mapping, make_arrivals(path, columns={"submit_time": "t"})):
+        assert isinstance(arrivals, TraceArrivals) and not uses_load(arrivals)
+    assert by_args.plan(None, 0.0, 10).slots.tolist() == [0, 2]
+    assert uses_load(make_arrivals("poisson")) and uses_load(BurstyArrivals())
+    with pytest.raises(ValueError, match="apply to a .csv trace only"):
+        make_arrivals("poisson", slot_seconds=60)
+    with pytest.raises(ValueError, match="arrivals as a mapping"):
+        make_arrivals({"path": str(path)})
+    with pytest.raises(ValueError, match="slot_seconds must be"):
+        make_arrivals(str(path), columns="submit_time=t", slot_seconds=float("inf"))
+
+
+def test_rows_past_the_horizon_are_counted_and_warned_once(tmp_path):
+    rows = "".join(f"{60 * k},{60 * k + 600},m,60,1\n" for k in range(100))
+    arrivals = TraceArrivals(write(tmp_path, HEADER + rows), slot_seconds=60)
+    workload = make_workload("synthetic", "test")
+    with pytest.warns(UserWarning, match="60 of 100 rows .* not played"):
+        tasks = generate_episode(workload, np.random.default_rng(0), 1.0, 50, arrivals=arrivals)
+    assert len(tasks) == 40 and arrivals.rows_dropped == 60  # row k is due at slot k + 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        generate_episode(workload, np.random.default_rng(1), 1.0, 50, arrivals=arrivals)
+    assert arrivals.rows_dropped == 60
+    generate_episode(workload, np.random.default_rng(1), 1.0, 200, arrivals=arrivals)
+    assert arrivals.rows_dropped == 0
+
+
+def test_drawn_deadlines_past_the_horizon_count_as_dropped(tmp_path):
+    rows = "".join(f"{k},,500,1\n" for k in range(20))
+    arrivals = TraceArrivals(write(tmp_path, "submit_time,deadline,duration,gpus\n" + rows), slot_seconds=1)
+    workload = make_workload("synthetic", "test")
+    with pytest.warns(UserWarning, match="not played"):
+        tasks = generate_episode(workload, np.random.default_rng(0), 1.0, 30, arrivals=arrivals)
+    assert tasks == [] and arrivals.rows_dropped == 20  # a 500-node-slot need cannot be due within 30 slots
+
+
+def test_plans_are_parsed_once_and_cached(tmp_path):
+    arrivals = TraceArrivals(write(tmp_path, HEADER + ROWS), slot_seconds=60)
+    first = arrivals.plan(np.random.default_rng(0), 1.0, 200)
+    assert arrivals.plan(np.random.default_rng(5), 9.0, 200) is first
+    assert not first.slots.flags.writeable
+    assert arrivals.source_rows(200).tolist() == [2, 3, 4]
+
+
+def test_blank_lines_quoted_fields_and_short_rows(tmp_path):
+    text = 'submit_time,model,duration\n0,"a, quoted",10\n\n30,b\n'
+    arrivals = TraceArrivals(write(tmp_path, text), slot_seconds=10)
+    plan = arrivals.plan(None, 0.0, 10)
+    assert plan.slots.tolist() == [0, 3] and plan.needs[0] == 1.0 and np.isnan(plan.needs[1])
+    assert arrivals.table.model_names == ["a, quoted", "b"]
+    assert arrivals.source_rows(10).tolist() == [2, 4]
+
+
+def test_poisson_plans_still_draw_everything():
+    plan = PoissonArrivals().plan(np.random.default_rng(0), 0.5, 100)
+    assert plan.dropped == 0 and np.all(plan.deadlines == -1)
