@@ -1,5 +1,7 @@
-"""PettingZoo's own conformance tests on the registered environment."""
+"""PettingZoo's own conformance tests over sizes, registration, and PettingZoo without a registry."""
 
+import subprocess
+import sys
 from functools import partial
 from types import SimpleNamespace
 
@@ -53,3 +55,21 @@ def test_module_level_constructors_are_petting_zoo_envs():
     assert isinstance(mara_env.raw_env(), pettingzoo.AECEnv)
     assert isinstance(mara_env.parallel_env(), pettingzoo.ParallelEnv)
     assert mara_env.raw_env.metadata["is_parallelizable"] is True
+
+
+def test_imports_and_runs_with_a_pettingzoo_that_has_no_registry():
+    # PettingZoo 1.24-1.26 have no register/make/registries: simulate one in a fresh interpreter.
+    script = (
+        "import pettingzoo\n"
+        "for name in ('register', 'make', 'aec_registry', 'parallel_registry'):\n"
+        "    delattr(pettingzoo, name)\n"
+        "import mara_env\n"
+        "from mara_env.registration import register_pettingzoo\n"
+        "from pettingzoo.test import api_test, parallel_api_test\n"
+        "assert register_pettingzoo() is False\n"
+        "api_test(mara_env.env(num_nodes=2, horizon=20, forecaster='none'), num_cycles=50)\n"
+        "parallel_api_test(mara_env.parallel_env(num_nodes=2, horizon=20, forecaster='none'), num_cycles=50)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
