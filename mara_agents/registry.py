@@ -1,8 +1,26 @@
-"""Schedulers by name: ``mara_agents.make(name, **kw)``."""
+"""Schedulers by name (``mara_agents.make(name, **kw)``) and by agent spec (:func:`load_agent`).
+
+An *agent spec* is what ``mara bench --agents`` and ``mara compare --agents`` take:
+
+- a registered name: ``lara``;
+- a registered name and a checkpoint: ``mara:runs/mara/checkpoint.pt`` calls the factory with
+  ``checkpoint=PATH``. The part after ``:`` is a checkpoint when it names an existing file, ends with
+  ``.pt``/``.pth`` or contains a path separator; a dotted Python name never does;
+- an import path: ``package.module:Class`` (``Class`` called with no arguments; dots allowed,
+  ``Outer.Inner``; a function that returns a scheduler works too).
+"""
 
 from __future__ import annotations
 
+import difflib
+import functools
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from mara_agents.base import Scheduler
 from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
@@ -10,6 +28,8 @@ from mara_agents.laira import LaiRAScheduler
 from mara_agents.lara import LARAScheduler
 from mara_agents.oracle import OracleScheduler
 from mara_agents.srw import SRWScheduler
+
+CHECKPOINT_SUFFIXES = (".pt", ".pth")
 
 
 def make_mara(**kwargs) -> Scheduler:
@@ -35,13 +55,135 @@ SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
 }
 
 
-def register(name: str, factory: Callable[..., Scheduler]) -> None:
-    """Make ``factory`` available as ``mara_agents.make(name)``."""
+def register(name: str, factory: Callable[..., Scheduler], overwrite: bool = False) -> None:
+    """Make ``factory`` available as ``mara_agents.make(name)``.
+
+    Raises ``ValueError`` if ``name`` is taken (pass ``overwrite=True`` to replace it on purpose), is
+    not a non-empty string without ``:`` (which separates a checkpoint or an import path), or
+    ``factory`` is not callable.
+    """
+    if not isinstance(name, str) or not name or ":" in name or name != name.strip():
+        raise ValueError(f"name must be a non-empty string without ':' or surrounding spaces, got {name!r}")
+    if not callable(factory):
+        raise ValueError(f"factory must be callable (a class or function), got {factory!r}")
+    if name in SCHEDULERS and not overwrite:
+        raise ValueError(f"a scheduler named {name!r} is already registered; pass overwrite=True to replace it")
     SCHEDULERS[name] = factory
 
 
 def make(name: str, **kwargs) -> Scheduler:
     """A new scheduler registered as ``name``; ``ValueError`` listing the names otherwise."""
     if name not in SCHEDULERS:
-        raise ValueError(f"scheduler must be one of {sorted(SCHEDULERS)}, got {name!r}")
+        raise ValueError(f"scheduler must be one of {sorted(SCHEDULERS)}, got {name!r}{did_you_mean(name)}")
     return SCHEDULERS[name](**kwargs)
+
+
+def did_you_mean(name: str) -> str:
+    """``" (did you mean 'lara'?)"`` for the closest registered name, or ``""``."""
+    close = difflib.get_close_matches(name, list(SCHEDULERS), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """``(kind, head, tail)`` of an agent spec: kind is ``"name"``, ``"checkpoint"`` or ``"import"``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent must be a non-empty string, got {spec!r}")
+    if ":" not in spec:
+        return "name", spec, ""
+    head, _, tail = spec.partition(":")
+    if head in SCHEDULERS and _is_checkpoint(tail):
+        return "checkpoint", head, tail
+    return "import", head, tail
+
+
+def _is_checkpoint(text: str) -> bool:
+    path = Path(text)
+    return path.suffix in CHECKPOINT_SUFFIXES or "/" in text or os.sep in text or path.is_file()
+
+
+def check_spec(spec: str, search_path: str = "") -> None:
+    """Check an agent spec without building the agent; ``ValueError`` saying what is wrong.
+
+    A registered name must exist (the closest one is suggested), a checkpoint must be a file and its
+    factory must take ``checkpoint=``, and the module of an import path must be findable. Whether the
+    attribute exists and builds a scheduler is known only by :func:`load_agent`.
+    """
+    kind, head, tail = split_spec(spec)
+    if kind == "name":
+        if head not in SCHEDULERS:
+            raise ValueError(
+                f"unknown agent {spec!r}{did_you_mean(head)}: use a registered name "
+                f"{sorted(SCHEDULERS)}, NAME:CHECKPOINT or a module:Class import path"
+            )
+    elif kind == "checkpoint":
+        if not Path(tail).is_file():
+            raise ValueError(f"agent {spec!r}: checkpoint {tail!r} is not a file")
+        if not _takes_checkpoint(SCHEDULERS[head]):
+            raise ValueError(f"agent {spec!r}: the scheduler {head!r} takes no checkpoint")
+    else:
+        if not head or not tail:
+            raise ValueError(f"agent {spec!r}: expected module:Class, e.g. examples.custom_scheduler:CappedEDF")
+        _add_search_path(search_path)
+        try:
+            found = importlib.util.find_spec(head)
+        except (ImportError, ValueError) as err:
+            raise ValueError(f"agent {spec!r}: cannot import module {head!r} ({type(err).__name__}: {err})") from None
+        if found is None:
+            raise ValueError(f"agent {spec!r}: cannot import module {head!r} (no such module){did_you_mean(head)}")
+
+
+def _takes_checkpoint(factory: Callable) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True  # builtins without a signature: let the call decide
+    return any(p.name == "checkpoint" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def _add_search_path(search_path: str) -> None:
+    if search_path and search_path not in sys.path:
+        sys.path.insert(0, search_path)
+
+
+def load_agent(spec: str, search_path: str = "") -> Scheduler:
+    """A new scheduler from an agent spec (see the module docstring).
+
+    Parameters
+    ----------
+    spec:
+        A name of ``mara_agents.SCHEDULERS``, ``NAME:CHECKPOINT``, or ``package.module:attr`` where
+        ``attr`` is called with no arguments and must return an object with ``reset(seed)`` and
+        ``act(observation, agent)``.
+    search_path:
+        A folder put first on ``sys.path`` before importing (``mara bench`` passes the directory it
+        was started in, as ``python -m`` does), so ``examples.custom_scheduler:CappedEDF`` imports
+        from the repository root in every worker.
+
+    Raises
+    ------
+    ValueError
+        The name is unknown, the checkpoint is missing, the module does not import, or the attribute
+        is missing.
+    TypeError
+        The attribute is not callable or does not return a scheduler.
+    """
+    check_spec(spec, search_path)
+    kind, head, tail = split_spec(spec)
+    if kind == "name":
+        return make(head)
+    if kind == "checkpoint":
+        return make(head, checkpoint=tail)
+    try:
+        module = importlib.import_module(head)
+    except Exception as err:
+        raise ValueError(f"cannot import module {head!r} ({type(err).__name__}: {err})") from err
+    try:
+        factory = functools.reduce(getattr, tail.split("."), module)
+    except AttributeError:
+        raise ValueError(f"module {head!r} has no attribute {tail!r}") from None
+    if not callable(factory):
+        raise TypeError(f"{tail!r} in {head!r} is not a class or function")
+    scheduler = factory()
+    if not (callable(getattr(scheduler, "reset", None)) and callable(getattr(scheduler, "act", None))):
+        raise TypeError(f"{tail}() returned a {type(scheduler).__name__}, without reset(seed) and act(obs, agent)")
+    return scheduler

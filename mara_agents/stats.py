@@ -45,3 +45,36 @@ def summarize(records: Sequence[dict]) -> dict[str, dict[str, float]]:
         mean, half = mean_ci95([float(r[key]) for r in records])
         summary[key] = {"mean": mean, "ci95": half, "n": len(records)}
     return summary
+
+
+def paired_difference(values: Sequence[float], reference: Sequence[float]) -> dict[str, float]:
+    """``{"mean", "ci95", "n"}`` of ``values[i] - reference[i]``: the two lists are paired by position (seed)."""
+    if len(values) != len(reference):
+        raise ValueError(f"paired values need the same length, got {len(values)} and {len(reference)}")
+    mean, half = mean_ci95([float(v) - float(r) for v, r in zip(values, reference)])
+    return {"mean": mean, "ci95": half, "n": len(values)}
+
+
+def format_mean_ci(stat: dict | None, digits: int = 3, scale: float = 1.0, signed: bool = False, unit: str = "") -> str:
+    """``mean ± ci95`` of a summary entry (times ``scale``); ``n/a`` for a missing or undefined mean.
+
+    A half-width that is not a number (one value) is shown as ``n/a``; ``signed`` writes ``+`` before
+    positive means (differences); ``unit`` follows the half-width (``" pp"``).
+    """
+    if stat is None or not math.isfinite(stat["mean"]):
+        return "n/a"
+    mean = f"{stat['mean'] * scale:+.{digits}f}" if signed else f"{stat['mean'] * scale:.{digits}f}"
+    half = stat["ci95"]
+    return f"{mean} ± {half * scale:.{digits}f}{unit}" if math.isfinite(half) else f"{mean} ± n/a{unit}"
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], **style) -> str:
+    """A markdown table; each cell is text as given, or a summary entry shown by :func:`format_mean_ci`.
+
+    ``None`` cells are shown as ``n/a``; ``style`` is passed to :func:`format_mean_ci` (``digits``, ...).
+    """
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [c if isinstance(c, str) else format_mean_ci(c, **style) for c in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,64 +1,27 @@
-"""``mara bench``: outputs, resume, ``module:Class`` agents, failures, bad input and the Ray backend."""
+"""``mara bench``: outputs, resume, agent specs, bad input before any work, and the Ray backend."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from mara_agents import EDFScheduler, load_agent
+from mara_agents import SCHEDULERS, EDFScheduler, load_agent, register
 from mara_agents.cli import main
+from tests.bench_agents import NODES, TinyEDF
 
 ROOT = Path(__file__).resolve().parents[1]
-NODES = 4
 GRID = ["--workloads", "synthetic", "--loads", "train", "heavy", "--seeds", "2", "--horizon", "60"]
 GRID += ["--num-nodes", str(NODES), "--quiet"]
-HERE = "tests.test_bench"
+HERE = "tests.bench_agents"
 
 
-class TinyEDF(EDFScheduler):
-    """A ``module:Class`` agent: the packaged EDF under another name, so it must give EDF's numbers."""
-
-
-class RaisesAtSlot3(EDFScheduler):
-    """Raises at its first turn of slot 3 while ``fail`` is set."""
-
-    fail = True
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.turns = 0
-
-    def act(self, observation: dict, agent: str) -> int:
-        self.turns += 1
-        if self.fail and self.turns > 3 * NODES:
-            raise RuntimeError("scheduler bug")
-        return super().act(observation, agent)
-
-
-class MaskedAction(EDFScheduler):
-    """Always picks the first masked action (an empty row), which the env rejects."""
-
-    def act(self, observation: dict, agent: str) -> int:
-        masked = np.flatnonzero(np.asarray(observation["action_mask"]) == 0)
-        return int(masked[0]) if masked.size else 0
-
-
-class DiesHard(EDFScheduler):
-    """Kills its worker process, as a crash in native code would (only ever run in a pool)."""
-
-    def act(self, observation: dict, agent: str) -> int:
-        os._exit(3)
-
-
-def bench(out: Path, agents: list[str], *extra: str) -> int:
+def bench(out: Path, agents: list[str], *extra: str, grid: list[str] = GRID) -> int:
     """``mara bench`` in this process; the exit code, also when argparse exits."""
     try:
-        return main(["bench", "--agents", *agents, *GRID, "--out", str(out), *extra])
+        return main(["bench", "--agents", *agents, *grid, "--out", str(out), *extra])
     except SystemExit as done:
         return int(done.code)
 
@@ -70,7 +33,7 @@ def rows(path: Path) -> list[dict]:
 
 @pytest.fixture(autouse=True)
 def _repo_root(monkeypatch):
-    monkeypatch.chdir(ROOT)  # ``tests.test_bench:...`` agents import from the repository root
+    monkeypatch.chdir(ROOT)  # ``tests.bench_agents:...`` agents import from the repository root
 
 
 def test_outputs_have_the_documented_shape_and_a_rerun_resumes(tmp_path, capsys):
@@ -85,8 +48,10 @@ def test_outputs_have_the_documented_shape_and_a_rerun_resumes(tmp_path, capsys)
     assert len(table) == len(records) and table[0]["agent"] == "edf" and table[0]["load"] == "train"
     config = json.loads((out / "config.json").read_text())
     assert config["seeds"] == [0, 1] and config["config"]["horizon"] == 60
-    assert {"python", "numpy", "torch", "gymnasium", "pettingzoo", "mara"} <= set(config["versions"])
+    assert {"python", "numpy", "torch", "gymnasium", "pettingzoo", "mara", "mara_agents"} <= set(config["versions"])
     assert config["offered_loads"] == {"train": 1.4, "heavy": 2.1}
+    assert config["git"] is None or len(config["git"]["commit"]) == 40  # this checkout's commit, when it is one
+    assert config["run"]["cell_timeout"] == 1800.0
     markdown = (out / "results.md").read_text()
     assert f"| {HERE}:TinyEDF | synthetic | heavy | " in markdown and "± " in markdown
     for png in ("completion_by_workload_load.png", "completion_vs_load.png", "gantt.png"):
@@ -95,69 +60,74 @@ def test_outputs_have_the_documented_shape_and_a_rerun_resumes(tmp_path, capsys)
     unnamed = [{**r, "agent": "-"} for r in rows(out / "results.json")]
     assert unnamed[:4] == unnamed[4:]  # the module:Class agent (EDF) runs exactly like the registered edf
 
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(s["agent"], s["load"]) for s in summary] == [("edf", "train"), ("edf", "heavy")] + [
+        (f"{HERE}:TinyEDF", "train"),
+        (f"{HERE}:TinyEDF", "heavy"),
+    ]
+    assert summary[0]["reference"] == "edf" and "diff" not in summary[0] and summary[0]["seeds"] == 2
+    assert summary[2]["diff"]["completion_rate"] == {"mean": 0.0, "ci95": 0.0, "n": 2}  # EDF minus EDF, per seed
+    with (out / "summary.csv").open() as fh:
+        flat = list(csv.DictReader(fh))
+    assert float(flat[1]["completion_rate_mean"]) == pytest.approx(summary[1]["completion_rate"]["mean"])
+    assert flat[0]["completion_rate_diff_mean"] == "" and float(flat[3]["completion_rate_diff_mean"]) == 0.0
+
     cells = sorted((out / "cells").glob("*.json"))
     assert len(cells) == 4
     stamps = {p: p.stat().st_mtime_ns for p in cells}
     capsys.readouterr()
-    assert bench(out, ["edf", f"{HERE}:TinyEDF", "uniform"], "--jobs", "1") == 0
+    assert bench(out, ["edf", f"{HERE}:TinyEDF", "uniform"], "--jobs", "1", "--reference", "uniform") == 0
     assert "6 cells: 2 run now, 4 reused, 0 failed" in capsys.readouterr().out
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished cells were not rerun
     assert len(json.loads((out / "results.json").read_text())) == 3 * 2 * 2
-    assert bench(out, ["edf", f"{HERE}:TinyEDF", "uniform"], "--jobs", "2") == 0
-    assert "6 cells: 0 run now, 6 reused, 0 failed" in capsys.readouterr().out
-
-
-def test_failures_name_agent_seed_and_slot_other_cells_run_and_a_rerun_retries(tmp_path, capsys, monkeypatch):
-    out = tmp_path / "run"
-    agents = ["edf", f"{HERE}:RaisesAtSlot3", f"{HERE}:MaskedAction", "no_such_agent", "no_such_module:Thing"]
-    assert bench(out, agents, "--jobs", "1") == 1
-    failures = json.loads((out / "failures.json").read_text())
-    assert len(failures) == 4 * 2
-    message = {f["agent"]: f["message"] for f in failures}
-    raised = message[f"{HERE}:RaisesAtSlot3"]
-    assert f"agent '{HERE}:RaisesAtSlot3', workload 'synthetic', load" in raised
-    assert "seed 0, slot 3, node_0: RuntimeError: scheduler bug" in raised
-    masked = message[f"{HERE}:MaskedAction"]
-    assert "seed 0, slot 0, node_0: InvalidActionError" in masked and "is masked" in masked
-    unknown = message["no_such_agent"]
-    assert "agent 'no_such_agent' cannot be created" in unknown and "unknown scheduler" in unknown
-    assert "cannot import module 'no_such_module'" in message["no_such_module:Thing"]
-    assert {f["slot"] for f in failures if f["agent"] == f"{HERE}:RaisesAtSlot3"} == {3}
-    assert {r["agent"] for r in json.loads((out / "results.json").read_text())} == {"edf"}
-    assert len(list((out / "cells").glob("*.json"))) == 2
-    err = capsys.readouterr().err
-    assert err.count("agent 'no_such_agent' cannot be created") == 1 and "slot 3" in err
-
-    monkeypatch.setattr(RaisesAtSlot3, "fail", False)
-    assert bench(out, ["edf", f"{HERE}:RaisesAtSlot3"], "--jobs", "1") == 0
-    assert "4 cells: 2 run now, 2 reused, 0 failed" in capsys.readouterr().out
-    assert json.loads((out / "failures.json").read_text()) == []
-
-
-def test_a_worker_that_dies_fails_only_its_own_cells(tmp_path, capsys):
-    out = tmp_path / "run"
-    assert bench(out, ["edf", f"{HERE}:DiesHard", "uniform"], "--jobs", "2") == 1
-    failures = json.loads((out / "failures.json").read_text())
-    assert {f["agent"] for f in failures} == {f"{HERE}:DiesHard"} and len(failures) == 2
-    assert "worker process died" in failures[0]["message"]
-    assert {r["agent"] for r in json.loads((out / "results.json").read_text())} == {"edf", "uniform"}
+    assert all("diff" in s for s in json.loads((out / "summary.json").read_text()) if s["agent"] != "uniform")
 
 
 @pytest.mark.parametrize(
-    "flags, says",
+    "agents, flags, says",
     [
-        (["--seeds", "0"], "seeds must be an integer >= 1, got 0"),
-        (["--workloads", "nope"], "unknown workload 'nope'"),
-        (["--loads", "train", "nope"], "unknown load 'nope'"),
-        (["--horizon", "0"], "horizon must be an integer >= 1"),
+        (["edf"], ["--seeds", "0"], "argument --seeds: must be >= 1, got 0"),
+        (["edf"], ["--workloads", "nope"], "unknown workload 'nope'"),
+        (["edf"], ["--loads", "train", "nope"], "unknown load 'nope'"),
+        (["edf"], ["--horizon", "0"], "argument --horizon: must be >= 1, got 0"),
+        (["edf"], ["--seed-start", "-4"], "argument --seed-start: must be >= 0, got -4"),
+        (["edf"], ["--cell-timeout", "0"], "argument --cell-timeout: must be > 0"),
+        (["lra"], [], "unknown agent 'lra' (did you mean 'lara'?)"),
+        (["no_such_module:Thing"], [], "cannot import module 'no_such_module'"),
+        (["mara:runs/none/checkpoint.pt"], [], "checkpoint 'runs/none/checkpoint.pt' is not a file"),
+        (["edf"], ["--reference", "lara"], "reference must be one of the agents ['edf'], got 'lara'"),
+        (["edf"], ["--slot-seconds", "60"], "apply to a .csv trace only"),
+        (["edf"], ["--faults", "mtbf=0,mttr=2"], "argument --faults: must be > 0"),
     ],
 )
-def test_bad_values_are_one_clear_line_and_exit_2_before_any_work(tmp_path, capsys, flags, says):
+def test_bad_values_are_one_clear_line_and_exit_2_before_any_work(tmp_path, capsys, agents, flags, says):
     out = tmp_path / "run"
-    assert bench(out, ["edf"], *flags) == 2
+    assert bench(out, agents, *flags) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and says in err
+    assert says in err and err.strip().splitlines()[-1].startswith("mara bench: error: ")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "agent, says",
+    [
+        (f"{HERE}:Nope", f"module '{HERE}' has no attribute 'Nope'"),
+        (f"{HERE}:not_a_scheduler", "returned a object, without reset(seed) and act(obs, agent)"),
+    ],
+)
+def test_an_agent_that_cannot_be_built_stops_the_bench_before_the_output_folder(tmp_path, capsys, agent, says):
+    out = tmp_path / "run"
+    assert bench(out, ["edf", agent]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"agent '{agent}' cannot be created" in err[0] and says in err[0]
+    assert not out.exists()
+
+
+def test_out_naming_a_file_is_refused(tmp_path, capsys):
+    taken = tmp_path / "file.txt"
+    taken.write_text("mine")
+    assert bench(taken, ["edf"]) == 2
+    assert "out must be a folder, but" in capsys.readouterr().err and taken.read_text() == "mine"
 
 
 def test_load_agent_errors_say_what_is_wrong():
@@ -165,16 +135,37 @@ def test_load_agent_errors_say_what_is_wrong():
         load_agent("no_such_module:Thing")
     with pytest.raises(ValueError, match="has no attribute 'Nope'"):
         load_agent(f"{HERE}:Nope")
-    with pytest.raises(ValueError, match=r"unknown scheduler; use one of \[.*'edf'"):
-        load_agent("no_such_agent")
+    with pytest.raises(ValueError, match=r"unknown agent 'lra' \(did you mean 'lara'\?\)"):
+        load_agent("lra")
     with pytest.raises(TypeError, match="not a class or function"):
-        load_agent(f"{HERE}:NODES")
+        load_agent(f"{HERE}:NOT_CALLABLE")
     assert isinstance(load_agent(f"{HERE}:TinyEDF"), TinyEDF)
 
 
-def test_ray_backend_gives_the_numbers_of_the_process_pool(tmp_path):
+def test_a_registered_policy_takes_a_checkpoint_after_its_name():
+    from mara_agents.mara.scheduler import SHIPPED_CHECKPOINT, MARAScheduler
+
+    assert isinstance(load_agent(f"mara:{SHIPPED_CHECKPOINT}"), MARAScheduler)
+    with pytest.raises(ValueError, match="the scheduler 'edf' takes no checkpoint"):
+        load_agent(f"edf:{SHIPPED_CHECKPOINT}")
+
+
+def test_register_refuses_a_taken_name_unless_told():
+    with pytest.raises(ValueError, match="'edf' is already registered; pass overwrite=True"):
+        register("edf", TinyEDF)
+    with pytest.raises(ValueError, match="without ':'"):
+        register("my:edf", TinyEDF)
+    register("tiny_edf_test", TinyEDF)
+    try:
+        register("tiny_edf_test", EDFScheduler, overwrite=True)
+        assert SCHEDULERS["tiny_edf_test"] is EDFScheduler
+    finally:
+        del SCHEDULERS["tiny_edf_test"]
+
+
+def test_ray_backend_gives_the_numbers_of_the_local_workers(tmp_path):
     ray = pytest.importorskip("ray")
-    agents = ["edf", "lara", f"{HERE}:TinyEDF"]
+    agents = ["lara", f"{HERE}:TinyEDF"]
     assert bench(tmp_path / "pool", agents, "--jobs", "2") == 0
     ray.init(num_cpus=2, include_dashboard=False)
     try:

@@ -1,0 +1,84 @@
+"""Schedulers that misbehave, for the bench tests; importable as ``tests.bench_agents:Class`` by the
+bench's worker processes (started from the repository root)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from mara_agents.heuristics import EDFScheduler
+
+NODES = 4
+
+
+class TinyEDF(EDFScheduler):
+    """A ``module:Class`` agent: the packaged EDF under another name, so it must give EDF's numbers."""
+
+
+class _AtSlot3(EDFScheduler):
+    """Misbehaves (:meth:`misbehave`) at its first turn of slot 3."""
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.turns = 0
+
+    def act(self, observation: dict, agent: str) -> int:
+        self.turns += 1
+        if self.turns > 3 * NODES:
+            self.misbehave()
+        return super().act(observation, agent)
+
+    def misbehave(self) -> None:
+        raise NotImplementedError
+
+
+class RaisesAtSlot3(_AtSlot3):
+    def misbehave(self) -> None:
+        raise RuntimeError("scheduler bug")
+
+
+class ExitsAtSlot3(_AtSlot3):
+    def misbehave(self) -> None:
+        sys.exit(3)
+
+
+class InterruptsAtSlot3(_AtSlot3):
+    def misbehave(self) -> None:
+        raise KeyboardInterrupt
+
+
+class EndsProcessAtSlot3(_AtSlot3):
+    """``os._exit(0)``: the process ends with a success code and no result."""
+
+    def misbehave(self) -> None:
+        os._exit(0)
+
+
+class CrashesAtSlot3(_AtSlot3):
+    """A crash in native code, as a segmentation fault."""
+
+    def misbehave(self) -> None:
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+class HangsAtSlot3(_AtSlot3):
+    def misbehave(self) -> None:
+        while True:
+            time.sleep(1.0)
+
+
+class SlowEDF(EDFScheduler):
+    """EDF that takes a while per turn, so that a bench can be interrupted or killed mid-cell."""
+
+    def act(self, observation: dict, agent: str) -> int:
+        time.sleep(0.01)
+        return super().act(observation, agent)
+
+
+def not_a_scheduler() -> object:
+    return object()
+
+
+NOT_CALLABLE = 3
