@@ -1,4 +1,4 @@
-"""Build a curve bank: ``python -m mara_env.workloads.build NAME [--size full|tiny] [--out PATH]``.
+"""Build curve banks: ``python -m mara_env.workloads.build NAME [NAME ...] [--size full|tiny] [--out DIR] [--install]``.
 
 Each bank has a builder module ``mara_env.workloads.builders.NAME`` with
 
@@ -10,7 +10,9 @@ Each bank has a builder module ``mara_env.workloads.builders.NAME`` with
 
 The driver runs every configuration not yet done, saving each finished curve under
 ``PATH.partial/`` so that an interrupted build resumes where it stopped, then packs the bank into
-``PATH`` (compressed; see :mod:`mara_env.workloads.bank`). Builds are seeded and reproducible up to
+``PATH`` (compressed; see :mod:`mara_env.workloads.bank`). ``PATH`` is ``DIR/NAME.npz`` with ``DIR``
+the folder the user names (default ``runs/banks``); the shipped banks under
+``mara_env/workloads/data`` are replaced only with ``--install``. Builds are seeded and reproducible up to
 floating-point differences between machines.
 """
 
@@ -32,7 +34,8 @@ from tqdm.auto import tqdm
 
 from mara_env.workloads.bank import BANK_DIR, CurveBank, save_bank, validate_curves
 
-BUILDERS = ("vision", "rl")
+BUILDERS = ("vision", "rl", "charlm", "wordlm", "shapes", "seq", "tabular", "gbt", "autoenc")
+DEFAULT_OUT = Path("runs") / "banks"
 _TEST_BUILDERS = ("_toy",)  # instant builder for the driver's own tests
 
 
@@ -70,9 +73,10 @@ def _save_partial(path: Path, config: dict, result: dict) -> None:
 
 
 def build(name: str, size: str = "full", out: Path | None = None, workers: int = 1, progress: bool = True) -> Path:
-    """Run (or resume) every configuration of bank ``name`` and pack the bank into ``out``."""
+    """Run (or resume) every configuration of bank ``name`` and pack the bank into the file ``out``
+    (default ``runs/banks/NAME.npz``; never the shipped file unless the caller passes its path)."""
     builder = _builder(name)
-    out = Path(out) if out else BANK_DIR / f"{name}.npz"
+    out = Path(out) if out else DEFAULT_OUT / f"{name}.npz"
     partial = out.with_name(out.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
     configs = builder.grid(size)
@@ -106,7 +110,7 @@ def _pack(name: str, builder, configs: Sequence[dict], partial: Path, size: str)
     info = {
         "loss": builder.LOSS,
         "size": size,
-        "command": f"python -m mara_env.workloads.build {name} --size {size}",
+        "command": f"python -m mara_env.workloads.build {name} --size {size} --install",
         "curves": len(configs),
         "total_wall_time_s": round(sum(m["wall_time"] for m in meta), 1),
     }
@@ -119,15 +123,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("name", choices=BUILDERS, help="which bank to build")
+    parser.add_argument("names", nargs="+", choices=BUILDERS, metavar="NAME", help=f"banks to build: {BUILDERS}")
     parser.add_argument("--size", choices=("full", "tiny"), default="full", help="full grid, or a tiny one for CI")
-    parser.add_argument("--out", type=Path, help="output .npz (default: the packaged data folder)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default runs/banks)")
+    where.add_argument("--install", action="store_true", help="write over the shipped banks in the package")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    start = time.perf_counter()
-    path = build(args.name, args.size, args.out, args.workers, progress=not args.quiet)
-    print(f"wrote {path} in {time.perf_counter() - start:.1f} s")
+    folder = BANK_DIR if args.install else args.out
+    for name in args.names:
+        start = time.perf_counter()
+        path = build(name, args.size, folder / f"{name}.npz", args.workers, progress=not args.quiet)
+        print(f"wrote {path} in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 
 
