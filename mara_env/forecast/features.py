@@ -29,14 +29,17 @@ def normal_cdf(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.sign(z) * erf)
 
 
-def probability_within(quantiles: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """P(remaining <= capacity) for log-normal remaining work through the p50 and p90 quantiles."""
+def probability_within(quantiles: np.ndarray, capacity: np.ndarray, hopeless_at: float = MAX_REMAINING) -> np.ndarray:
+    """P(remaining <= capacity) for log-normal remaining work through the p50 and p90 quantiles.
+
+    A median at or above ``hopeless_at`` (the forecaster's cap: "not within reach") gives 0.
+    """
     p50 = np.maximum(quantiles[:, 1], 1e-9)
     sd = np.maximum((np.log(np.maximum(quantiles[:, 2], 1e-9)) - np.log(p50)) / Z90, 1e-3)
     z = (np.log(np.maximum(capacity, 1e-9)) - np.log(p50)) / sd
     prob = normal_cdf(z)
     prob = np.where(quantiles[:, 1] <= 0.0, 1.0, prob)
-    return np.where(quantiles[:, 1] >= MAX_REMAINING, 0.0, prob)
+    return np.where(quantiles[:, 1] >= hopeless_at, 0.0, prob)
 
 
 def share_capacity(task: TaskState, slots_left: int) -> float:
@@ -51,6 +54,8 @@ class ForecastFeatures:
     def __init__(self, forecaster: Forecaster, max_tasks: int) -> None:
         self.forecaster = forecaster
         self.max_tasks = max_tasks
+        # The oracle's answers are uncapped (up to the observation's bound); forecasters cap at MAX_REMAINING.
+        self.hopeless_at = float(getattr(forecaster, "max_remaining", MAX_REMAINING))
         self._cache: dict[int, tuple[int, np.ndarray, bool]] = {}
 
     def reset(self) -> None:
@@ -70,7 +75,7 @@ class ForecastFeatures:
         valid = np.array([self._cache[t.spec.task_id][2] for _, t in live])
         capacity = np.array([share_capacity(t, t.spec.deadline - sim.slot + 1) for _, t in live])
         out[rows, :3] = quantiles / WORK_SCALE
-        out[rows, 3] = np.where(valid, probability_within(quantiles, capacity), 0.0)
+        out[rows, 3] = np.where(valid, probability_within(quantiles, capacity, self.hopeless_at), 0.0)
         out[rows, 4] = valid
         return out
 
