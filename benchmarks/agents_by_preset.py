@@ -2,7 +2,8 @@
 
     python benchmarks/agents_by_preset.py --seeds 20 --jobs 2 --out docs/results/agents_by_preset.md
 
-Writes a markdown table (mean ± 95% CI over the seeds) and the raw records as JSON beside it.
+Runs the grid with ``mara bench`` (``run_bench``; resumable in ``--bench-dir``) and writes a markdown
+table (mean ± 95% CI over the seeds) and the raw records as JSON beside it.
 """
 
 from __future__ import annotations
@@ -10,24 +11,24 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 import mara_agents
+from mara_agents.bench import BenchConfig, cell_records, run_bench
+from mara_agents.stats import format_table, summarize
+from mara_env.config import DEFAULTS
 from mara_env.workloads import LOAD_PRESETS
 
 
-def run_cell(cell: tuple[str, str, str, int]) -> tuple[tuple[str, str, str], list[dict]]:
-    agent, workload, load, seeds = cell
-    return (agent, workload, load), mara_agents.evaluate(agent, range(seeds), workload=workload, load=load)
+def run_grid(config: BenchConfig, bench_dir: Path, jobs: int) -> dict[tuple[str, str, str], list[dict]]:
+    """Run (or resume) ``config`` with ``run_bench``; the records by (agent, workload, load).
 
-
-def run_cells(cells: list[tuple[str, str, str, int]], jobs: int) -> dict[tuple[str, str, str], list[dict]]:
-    """``(agent, workload, load, seeds)`` cells on ``jobs`` processes: records by (agent, workload, load)."""
-    with ProcessPoolExecutor(jobs) as pool:
-        return dict(tqdm(pool.map(run_cell, cells), total=len(cells), desc="cells"))
+    Raises ``RuntimeError`` listing the failed cells: a table with holes is not a result.
+    """
+    result = run_bench(config, bench_dir, jobs=jobs)
+    if result.failures:
+        raise RuntimeError("failed cells:\n" + "\n".join(e["message"].splitlines()[0] for e in result.failures))
+    return cell_records(bench_dir)
 
 
 def write_report(out: Path | None, text: str, results: dict[tuple[str, str, str], list[dict]]) -> None:
@@ -36,8 +37,7 @@ def write_report(out: Path | None, text: str, results: dict[tuple[str, str, str]
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
-        records = [{"agent": a, "workload": w, "load": load, **r} for (a, w, load), rs in results.items() for r in rs]
-        out.with_suffix(".json").write_text(json.dumps(records))
+        out.with_suffix(".json").write_text(json.dumps([r for rs in results.values() for r in rs]))
 
 
 def main() -> None:
@@ -45,24 +45,28 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--agents", nargs="+", default=list(mara_agents.SCHEDULERS))
     parser.add_argument("--workloads", nargs="+", default=["synthetic", "vision", "rl", "mixed"])
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    parser.add_argument("--horizon", type=int, default=DEFAULTS.horizon, help="slots per episode (smoke runs)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--bench-dir", type=Path, default=Path("runs/agents_by_preset"), help="run_bench's folder")
     args = parser.parse_args()
     start = time.perf_counter()
-    cells = [(a, w, load, args.seeds) for w in args.workloads for load in LOAD_PRESETS for a in args.agents]
-    results = run_cells(cells, args.jobs)
-    lines = ["| workload | load | " + " | ".join(args.agents) + " |", "|" + "---|" * (len(args.agents) + 2)]
-    for workload in args.workloads:
-        for load in LOAD_PRESETS:
-            rates = [mara_agents.summarize(results[(a, workload, load)])["completion_rate"] for a in args.agents]
-            lines.append(
-                f"| {workload} | {load} | " + " | ".join(f"{r['mean']:.3f} ± {r['ci95']:.3f}" for r in rates) + " |"
-            )
-    note = (
-        f"Completion rate, mean ± 95% CI over seeds 0..{args.seeds - 1}; 8 nodes, 16 rows, 300 slots, "
-        f"Poisson arrivals, test-split curves; {time.perf_counter() - start:.0f} s with {args.jobs} processes."
+    config = BenchConfig(
+        tuple(args.agents), tuple(args.workloads), tuple(LOAD_PRESETS), args.seeds, horizon=args.horizon
     )
-    write_report(args.out, note + "\n\n" + "\n".join(lines) + "\n", results)
+    results = run_grid(config, args.bench_dir, args.jobs)
+    rows = [
+        [workload, load, *(summarize(results[(a, workload, load)])["completion_rate"] for a in args.agents)]
+        for workload in args.workloads
+        for load in LOAD_PRESETS
+    ]
+    table = format_table(["workload", "load", *args.agents], rows)
+    note = (
+        f"Completion rate, mean ± 95% CI over seeds 0..{args.seeds - 1}; {config.num_nodes} nodes, "
+        f"{config.max_tasks} rows, {config.horizon} slots, Poisson arrivals, test-split curves; "
+        f"{time.perf_counter() - start:.0f} s with {args.jobs} processes."
+    )
+    write_report(args.out, note + "\n\n" + table + "\n", results)
 
 
 if __name__ == "__main__":

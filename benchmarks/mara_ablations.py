@@ -8,8 +8,9 @@ Variants (each a change to the default ``PPOConfig``; ``full`` is the default it
 features; the teacher keeps its own ``flow`` forecasts), ``non_autoregressive`` (earlier nodes'
 choices hidden from the actor) and ``no_teacher`` (pure PPO from random weights). A variant whose
 ``OUT/NAME/checkpoint.pt`` exists is not trained again. Each checkpoint is evaluated greedily on test
-curves, seeds ``0..SEEDS-1``, ``synthetic`` at the ``train`` load; the report also gives the warm
-start's score on the evaluation seeds and the training time.
+curves, seeds ``0..SEEDS-1``, ``synthetic`` at the ``train`` load, by ``mara bench`` (agents
+``mara:OUT/NAME/checkpoint.pt``, resumable in ``OUT/bench``); the report also gives the warm start's
+score on the evaluation seeds and the training time.
 """
 
 from __future__ import annotations
@@ -20,12 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
-from mara_agents.evaluation import evaluate
+from mara_agents.bench import BenchConfig, cell_records, run_bench
 from mara_agents.mara.ppo import PPOConfig, train
-from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.stats import mean_ci95
+from mara_agents.stats import format_mean_ci, summarize
 
 VARIANTS: dict[str, Callable[[PPOConfig], None]] = {
     "full": lambda c: None,
@@ -60,18 +58,24 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--out", type=Path, default=Path("runs/ablations"))
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--horizon", type=int, default=300, help="slots per evaluation episode (smoke runs)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes for the evaluation")
     args = parser.parse_args()
     lines = [
         "| variant | completion rate (greedy) | warm start (5 val seeds) | training time |",
         "|---|---|---|---|",
     ]
-    for name in args.variants:
-        info = run_variant(name, args.turns, args.out)
-        records = evaluate(MARAScheduler(args.out / name / "checkpoint.pt"), range(args.seeds), load="train")
-        mean, half = mean_ci95(np.array([r["completion_rate"] for r in records]))
+    infos = {name: run_variant(name, args.turns, args.out) for name in args.variants}
+    agents = {name: f"mara:{args.out / name / 'checkpoint.pt'}" for name in args.variants}
+    config = BenchConfig(tuple(agents.values()), ("synthetic",), ("train",), args.seeds, horizon=args.horizon)
+    result = run_bench(config, args.out / "bench", jobs=args.jobs)
+    if result.failures:
+        raise SystemExit("failed cells:\n" + "\n".join(e["message"].splitlines()[0] for e in result.failures))
+    records = cell_records(args.out / "bench")
+    for name, info in infos.items():
+        rate = format_mean_ci(summarize(records[(agents[name], "synthetic", "train")])["completion_rate"])
         warm = "n/a" if info["warm_start_eval"] is None else f"{info['warm_start_eval']:.3f}"
-        lines.append(f"| {name} | {mean:.3f} ± {half:.3f} | {warm} | {info['seconds'] / 60:.0f} min |")
-        print(lines[-1], flush=True)
+        lines.append(f"| {name} | {rate} | {warm} | {info['seconds'] / 60:.0f} min |")
     text = (
         f"Each variant: the default configuration with one change, {args.turns:,} PPO node turns; "
         f"evaluated greedily on test curves, seeds 0..{args.seeds - 1}, `synthetic` at the `train` load "

@@ -61,11 +61,13 @@ def format_mean_ci(stat: dict | None, digits: int = 3, scale: float = 1.0, signe
     A half-width that is not a number (one value) is shown as ``n/a``; ``signed`` writes ``+`` before
     positive means (differences); ``unit`` follows the half-width (``" pp"``).
     """
-    if stat is None or not math.isfinite(stat["mean"]):
+    mean, half = (None, None) if stat is None else (stat.get("mean"), stat.get("ci95"))
+    if mean is None or not math.isfinite(mean):
         return "n/a"
-    mean = f"{stat['mean'] * scale:+.{digits}f}" if signed else f"{stat['mean'] * scale:.{digits}f}"
-    half = stat["ci95"]
-    return f"{mean} ± {half * scale:.{digits}f}{unit}" if math.isfinite(half) else f"{mean} ± n/a{unit}"
+    shown = f"{mean * scale:+.{digits}f}" if signed else f"{mean * scale:.{digits}f}"
+    if half is None or not math.isfinite(half):  # one value (or null in a JSON summary): no interval
+        return f"{shown} ± n/a{unit}"
+    return f"{shown} ± {half * scale:.{digits}f}{unit}"
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]], **style) -> str:

@@ -17,7 +17,7 @@ from mara_agents.bench.backends import LOCAL_RAY
 from mara_agents.bench.cells import Cell, read_cell
 from mara_agents.bench.config import ENV_DEFAULTS, BenchConfig, offered_load
 from mara_agents.bench.files import write_json
-from mara_agents.bench.report import format_results
+from mara_agents.bench.report import cell_records, format_results
 from mara_agents.bench.run import DEFAULT_CELL_TIMEOUT, BenchResult, default_jobs, run_bench
 from mara_agents.bench.worker import run_cell
 from mara_agents.registry import load_agent
@@ -29,6 +29,7 @@ __all__ = [
     "BenchConfig",
     "BenchResult",
     "Cell",
+    "cell_records",
     "default_jobs",
     "format_results",
     "load_agent",

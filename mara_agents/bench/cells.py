@@ -69,7 +69,7 @@ def load_value(label: str) -> str | float:
 
 def cell_env(env_kwargs: Mapping, workload: str, load: str) -> dict:
     """``raw_env`` keywords of one cell: the shared ones (bookkeeping keys dropped), workload and load."""
-    kwargs = {k: v for k, v in env_kwargs.items() if k != "trace_sha256"}
+    kwargs = {k: v for k, v in env_kwargs.items() if not k.endswith("_sha256")}
     return {**kwargs, "workload": workload, "load": load_value(load)}
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mara_agents.bench.cells import Cell, cell_env, load_value
-from mara_agents.registry import check_spec
+from mara_agents.registry import check_spec, split_spec
 from mara_env.config import DEFAULTS as ENV_DEFAULTS
 from mara_env.env import raw_env
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS, resolve_load
@@ -145,12 +145,15 @@ class BenchConfig:
         env = self.env_kwargs()
         if self.is_trace:  # a cell is reused only with the same trace contents
             env = {**env, "trace_sha256": file_digest(self.arrivals)}
-        return [
-            Cell(agent, workload, load, tuple(self.seed_list), env, search_path)
-            for agent in self.agents
-            for workload in self.workloads
-            for load in self.loads
-        ]
+        cells = []
+        for agent in self.agents:
+            kind, _, checkpoint = split_spec(agent)
+            # ... and with the same checkpoint contents, wherever it lives
+            agent_env = {**env, "checkpoint_sha256": file_digest(checkpoint)} if kind == "checkpoint" else env
+            for workload in self.workloads:
+                for load in self.loads:
+                    cells.append(Cell(agent, workload, load, tuple(self.seed_list), agent_env, search_path))
+        return cells
 
 
 def _require_int(name: str, value: object, low: int) -> None:
@@ -163,7 +166,7 @@ def file_digest(path: str) -> str:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError as err:
-        raise ValueError(f"arrivals: cannot read trace {path!r}: {err.strerror or err}") from None
+        raise ValueError(f"cannot read {path!r}: {err.strerror or err}") from None
 
 
 def offered_load(label: str) -> float:

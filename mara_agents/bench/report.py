@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import platform
 import subprocess
 from dataclasses import asdict
@@ -131,3 +132,11 @@ def write_markdown(out: Path, config: BenchConfig, table: str, failures: list[di
     path = out / "results.md"
     write_text(path, results_markdown(config, table, failures, figures))
     return path
+
+
+def cell_records(out: str | Path) -> dict[tuple[str, str, str], list[dict]]:
+    """The records of a finished bench folder (``results.json``) by ``(agent, workload, load)``."""
+    grouped: dict[tuple[str, str, str], list[dict]] = {}
+    for record in json.loads((Path(out) / "results.json").read_text(encoding="utf-8")):
+        grouped.setdefault((record["agent"], record["workload"], record["load"]), []).append(record)
+    return grouped
