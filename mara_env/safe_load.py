@@ -1,12 +1,38 @@
-"""Loading saved weights without unpickling arbitrary objects.
+"""Loading saved weights without unpickling arbitrary objects, and refusing damaged ones.
 
 Every weights file of the project (forecaster weights, MARA checkpoints, SB3 policies) is a dict of
 tensors and plain values with a ``format`` tag, read here with ``torch.load(weights_only=True)``.
+Before a file is used:
+
+- a shipped file (in the packages' weights folders) must match its SHA-256 digest in the manifest
+  (:mod:`mara_env.integrity`), so one flipped byte is caught;
+- every floating-point tensor in it must be finite (no NaN or infinity, whatever the file).
+
+Loaders then check their own configuration and shapes (e.g. :mod:`mara_agents.mara.checkpoint`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+
+def non_finite_tensors(blob: object, prefix: str = "") -> list[str]:
+    """Names (dotted paths) of the floating-point tensors in ``blob`` holding NaN or infinity."""
+    import torch
+
+    if isinstance(blob, torch.Tensor):
+        bad = (blob.is_floating_point() or blob.is_complex()) and not bool(torch.isfinite(blob).all())
+        return [prefix or "<tensor>"] if bad else []
+    if isinstance(blob, dict):
+        items = blob.items()
+    elif isinstance(blob, (list, tuple)):
+        items = enumerate(blob)
+    else:
+        return []
+    found: list[str] = []
+    for key, value in items:
+        found += non_finite_tensors(value, f"{prefix}.{key}" if prefix else str(key))
+    return found
 
 
 def load_tensor_file(path: str | Path, expected_format: str, label: str, how_to_make: str = "") -> dict:
@@ -23,13 +49,22 @@ def load_tensor_file(path: str | Path, expected_format: str, label: str, how_to_
     """
     import torch
 
+    from mara_env.integrity import verify_if_shipped
+
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{label} {path} is a directory, not a file")
     if not path.is_file():
         raise ValueError(f"{label} {path} does not exist" + (f"; {how_to_make}" if how_to_make else ""))
+    verify_if_shipped(path)
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for truncated, foreign or object-carrying files
         raise ValueError(f"{label} {path} is corrupt or not a {label}: {err}") from err
     if not isinstance(blob, dict) or blob.get("format") != expected_format:
         raise ValueError(f"{label} {path} is not in format {expected_format!r}")
+    bad = non_finite_tensors(blob)
+    if bad:
+        shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise ValueError(f"{label} {path} holds non-finite values (NaN or infinity) in {shown}")
     return blob

@@ -1,4 +1,11 @@
-"""MARA policy checkpoints: tensors and plain values only, loaded with ``weights_only=True``."""
+"""MARA policy checkpoints: tensors and plain values only, loaded with ``weights_only=True``.
+
+Before any layer is built, a checkpoint's configuration must lie within :data:`CONFIG_BOUNDS` and
+its tensors must have exactly the names and shapes that configuration gives (compared against the
+network built on PyTorch's ``meta`` device, which allocates no memory). A crafted file asking for
+100,000 layers is refused at once. Shipped weights are checked against their SHA-256 digest and
+non-finite tensors are refused by :func:`mara_env.safe_load.load_tensor_file`.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,13 @@ from pathlib import Path
 import torch
 
 from mara_agents.mara.network import MARANet
+from mara_env.config import MAX_HISTORY_WINDOW
 from mara_env.safe_load import load_tensor_file
 
 FORMAT = "mara-policy-v1"
+# Inclusive ranges of the integer settings of a MARANet a checkpoint may ask for.
+CONFIG_BOUNDS = {"history_window": (1, MAX_HISTORY_WINDOW), "width": (4, 1024), "layers": (1, 16), "heads": (1, 32)}
+MAX_PARAMETERS = 50_000_000
 
 
 def save_checkpoint(net: MARANet, path: Path, env_kwargs: dict, extra: dict | None = None) -> Path:
@@ -29,13 +40,64 @@ def save_checkpoint(net: MARANet, path: Path, env_kwargs: dict, extra: dict | No
     return path
 
 
+def check_config(config: object, path: Path) -> dict:
+    """The checkpoint's network config if every setting is known and within bounds; ``ValueError`` otherwise."""
+    where = f"MARA checkpoint {path}"
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: config must be a dict, got {type(config).__name__}")
+    allowed = {*CONFIG_BOUNDS, "autoregressive"}
+    if not set(CONFIG_BOUNDS) <= set(config) <= allowed:
+        raise ValueError(
+            f"{where}: config must have the keys {sorted(CONFIG_BOUNDS)} and optionally 'autoregressive', "
+            f"got {sorted(config)}"
+        )
+    config = {"autoregressive": True, **config}  # checkpoints from before the ablation flag existed
+    for key, (low, high) in CONFIG_BOUNDS.items():
+        value = config[key]
+        if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+            raise ValueError(f"{where}: config {key} must be an integer in [{low}, {high}], got {value!r}")
+    if config["width"] % config["heads"]:
+        raise ValueError(f"{where}: config width ({config['width']}) must be a multiple of heads ({config['heads']})")
+    if not isinstance(config["autoregressive"], bool):
+        raise ValueError(f"{where}: config autoregressive must be True or False, got {config['autoregressive']!r}")
+    return config
+
+
+def check_shapes(state_dict: object, config: dict, path: Path) -> None:
+    """``ValueError`` unless ``state_dict`` holds exactly the tensors ``config`` gives, shape for shape."""
+    where = f"MARA checkpoint {path}"
+    if not isinstance(state_dict, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state_dict.items()
+    ):
+        raise ValueError(f"{where}: state_dict must map names to tensors")
+    if sum(v.numel() for v in state_dict.values()) > MAX_PARAMETERS:
+        raise ValueError(f"{where}: more than {MAX_PARAMETERS:,} parameters")
+    with torch.device("meta"):  # shapes only: nothing is allocated
+        expected = {k: tuple(v.shape) for k, v in MARANet(**config).state_dict().items()}
+    missing, unexpected = sorted(set(expected) - set(state_dict)), sorted(set(state_dict) - set(expected))
+    if missing or unexpected:
+        raise ValueError(
+            f"{where}: tensors do not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}"
+        )
+    wrong = [
+        f"{k} {tuple(v.shape)} (expected {expected[k]})" for k, v in state_dict.items() if tuple(v.shape) != expected[k]
+    ]
+    if wrong:
+        raise ValueError(f"{where}: tensor shapes do not match its config: {', '.join(wrong[:5])}")
+
+
 def load_checkpoint(path: Path) -> tuple[MARANet, dict, dict]:
     """``(net, env settings, extra)``; ``ValueError`` for a missing, corrupt, foreign or mismatched file."""
     blob = load_tensor_file(path, FORMAT, "MARA checkpoint", "train one with examples/train_mara.py")
+    config = check_config(blob.get("config"), Path(path))
+    check_shapes(blob.get("state_dict"), config, Path(path))
+    env, extra = blob.get("env", {}), blob.get("extra", {})
+    if not isinstance(env, dict) or not isinstance(extra, dict):
+        raise ValueError(f"MARA checkpoint {path}: 'env' and 'extra' must be dicts")
+    net = MARANet(**config)
     try:
-        net = MARANet(**blob["config"])
         net.load_state_dict(blob["state_dict"])
     except (TypeError, KeyError, RuntimeError) as err:
         raise ValueError(f"MARA checkpoint {path} does not match the network: {err}") from err
     net.eval()
-    return net, blob.get("env", {}), blob.get("extra", {})
+    return net, env, extra
