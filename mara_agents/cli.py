@@ -66,8 +66,8 @@ def _number(kind: type, low: float, low_open: bool = False, high: float | None =
 POSITIVE_INT, NONNEG_INT, POSITIVE = _number(int, 1), _number(int, 0), _number(float, 0.0, low_open=True)
 
 
-def _timeout(text: str) -> float | None:
-    return None if text.lower() in ("none", "off") else POSITIVE(text)
+def _timeout(text: str) -> float | str | None:
+    return {"none": None, "auto": "auto"}[text.lower()] if text.lower() in ("none", "auto") else POSITIVE(text)
 
 
 def _trace_columns(text: str) -> dict[str, str]:
@@ -290,8 +290,8 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
         type=_timeout,
         default=DEFAULT_CELL_TIMEOUT,
         metavar="SECONDS",
-        help=f"a cell running longer fails and its worker is replaced (default {DEFAULT_CELL_TIMEOUT:g}; "
-        "none: no limit)",
+        help="a cell running longer fails and its worker is replaced (default auto: 60 s per episode of "
+        "8 nodes x 300 slots, scaled by nodes x horizon x seeds, at least 600; none: no limit)",
     )
     run.add_argument(
         "--ray",

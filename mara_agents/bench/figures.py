@@ -93,7 +93,7 @@ def plot_bars(config: BenchConfig, summaries: dict, path: Path) -> None:
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([f"{w}\n{load}" for w, load in groups])
     ax.set_ylabel("completion rate")
-    ax.set_ylim(0, 1.0)
+    ax.set_ylim(0, 1.05)
     _legend(ax, agents)
     fig.suptitle("Completion rate by workload and load (mean, 95% CI)")
     _save(fig, path)

@@ -15,8 +15,6 @@ try:  # POSIX; elsewhere two benches on one folder still never leave a torn file
 except ImportError:  # pragma: no cover
     fcntl = None
 
-LOCK_NAME = ".lock"
-
 
 def write_atomic(path: Path, write: Callable[[IO], None], binary: bool = False) -> None:
     """Call ``write(file)`` on a new temporary file beside ``path``, then rename it onto ``path``.
@@ -49,12 +47,12 @@ def write_json(path: Path, data: object) -> None:
 
 @contextlib.contextmanager
 def output_lock(out: Path) -> Iterator[None]:
-    """Hold ``out/.lock`` exclusively: two benches on one folder write their outputs one after the other."""
+    """Hold an exclusive lock on the folder ``out`` itself (no lock file is left in it): two benches on one
+    folder write their outputs one after the other."""
     if fcntl is None:  # pragma: no cover
         yield
         return
-    # O_NOFOLLOW: a link planted at the lock's name is refused, never followed out of the folder
-    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

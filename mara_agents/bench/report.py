@@ -19,7 +19,7 @@ from mara_agents.bench.summary import summary_rows, write_summary
 from mara_agents.stats import format_table, summarize
 
 TABLE_METRICS = ("completion_rate", "wasted_work", "utilisation", "switches_per_task")
-VERSION_PACKAGES = ("numpy", "torch", "gymnasium", "pettingzoo", "mara")
+VERSION_PACKAGES = ("numpy", "torch", "gymnasium", "pettingzoo")
 
 
 def write_reports(
@@ -70,8 +70,16 @@ def _now() -> str:
 
 
 def versions() -> dict[str, str]:
-    """Python and the package versions that decide the numbers."""
+    """Python, this project (``mara``: the version of the distribution that installed it, and its name)
+    and the package versions that decide the numbers."""
     found = {"python": platform.python_version(), "mara_agents": mara_agents.__version__}
+    found["mara"], found["distribution"] = "not installed", "none"
+    for name in dict.fromkeys(metadata.packages_distributions().get("mara_agents", [])):
+        try:
+            found["mara"], found["distribution"] = metadata.version(name), name
+            break
+        except metadata.PackageNotFoundError:
+            continue
     for name in VERSION_PACKAGES:
         try:
             found[name] = metadata.version(name)

@@ -12,15 +12,20 @@ from tqdm.auto import tqdm
 
 from mara_agents.bench.backends import map_local, map_ray
 from mara_agents.bench.cells import Cell, cell_path, read_cell
-from mara_agents.bench.config import BenchConfig
+from mara_agents.bench.config import ENV_DEFAULTS, BenchConfig
 from mara_agents.bench.figures import FIGURES, have_matplotlib, write_charts
 from mara_agents.bench.files import output_lock, write_json
 from mara_agents.bench.pool import Task, WorkerPool
 from mara_agents.bench.report import write_markdown, write_reports
 
-# A whole cell: 20 seeds of mara at the extreme load take ~70 s on a quiet core; this leaves room for
-# 5x more seeds or a machine 4x slower, and still ends a hung cell within half an hour.
-DEFAULT_CELL_TIMEOUT = 1800.0
+AUTO = "auto"
+# The auto cell timeout: seconds per episode of the default size (8 nodes x 300 slots), scaled by the
+# episode's node turns and the seeds, and never under MIN_CELL_TIMEOUT. The slowest packaged
+# scheduler, mara, took 8.1 s per episode (10.4 s at most) at the extreme load on 2 cores shared with
+# about 8 busy processes: 60 s leaves a margin of 6x over that.
+EPISODE_SECONDS = 60.0
+MIN_CELL_TIMEOUT = 600.0
+DEFAULT_CELL_TIMEOUT = AUTO
 
 
 @dataclass
@@ -43,9 +48,14 @@ def default_jobs() -> int:
     return min(2, os.cpu_count() or 1)
 
 
+def auto_cell_timeout(config: BenchConfig) -> float:
+    """The default cell timeout of ``config``: :data:`EPISODE_SECONDS` per default-size episode."""
+    size = (config.num_nodes * config.horizon) / (ENV_DEFAULTS.num_nodes * ENV_DEFAULTS.horizon)
+    return max(MIN_CELL_TIMEOUT, EPISODE_SECONDS * config.seeds * size)
+
+
 def check_run(config: BenchConfig, out: Path, jobs: int, ray_address: str | None, cell_timeout: float | None) -> None:
-    """``ValueError`` for a bad config or run setting, before any work."""
-    config.validate()
+    """``ValueError`` for a bad run setting, before any work."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if cell_timeout is not None and (
@@ -65,7 +75,7 @@ def run_bench(
     jobs: int | None = None,
     ray_address: str | None = None,
     progress: bool = True,
-    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
+    cell_timeout: float | str | None = AUTO,
 ) -> BenchResult:
     """Run the cells of ``config`` not already saved in ``out``, then write every output.
 
@@ -84,13 +94,17 @@ def run_bench(
     progress:
         Show a progress bar over the cells.
     cell_timeout:
-        Seconds a cell may run before it is failed and its worker replaced (``None``: no limit).
+        Seconds a cell may run before it is failed and its worker replaced; ``None``: no limit;
+        ``"auto"`` (default): 60 s per episode of the default size (8 nodes, 300 slots), scaled by
+        nodes x horizon and by the seeds, at least 600 s (:func:`auto_cell_timeout`).
 
     On Ctrl-C (``KeyboardInterrupt``) the workers are stopped, the outputs are written from the cells
     finished so far, and the ``KeyboardInterrupt`` is raised again; a rerun resumes.
     """
     jobs = default_jobs() if jobs is None else jobs
     out = Path(out)
+    config.validate()
+    cell_timeout = auto_cell_timeout(config) if cell_timeout == AUTO else cell_timeout
     check_run(config, out, jobs, ray_address, cell_timeout)
     start = time.perf_counter()
     cells = config.cells(search_path=os.getcwd())
