@@ -366,9 +366,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_forecast_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Bounds of ``forecast-eval``'s numbers, checked here before any work (its parser takes plain numbers)."""
+    tasks, prefixes = getattr(args, "tasks", 1), getattr(args, "prefixes", [])
+    if isinstance(tasks, int) and tasks < 1:
+        parser.error(f"forecast-eval: argument --tasks: must be >= 1, got {tasks}")
+    bad = [p for p in prefixes if not (isinstance(p, float) and 0.0 < p < 1.0)]
+    if bad:
+        parser.error(f"forecast-eval: argument --prefixes: each must be a fraction in (0, 1), got {bad}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "forecast-eval":
+        check_forecast_eval(parser, args)
     try:
         return args.func(args)
     except ValueError as err:  # bad config: one clear line, no traceback

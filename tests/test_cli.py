@@ -45,6 +45,11 @@ def _repo_root(monkeypatch):
         ),
         (["compare", "--agents", "lra"], "unknown agent 'lra' (did you mean 'lara'?)"),
         (["compare", "--load", "hevy"], "unknown load 'hevy'"),
+        (["forecast-eval", "--tasks", "0"], "mara: error: forecast-eval: argument --tasks: must be >= 1, got 0"),
+        (
+            ["forecast-eval", "--prefixes", "0.5", "1.5"],
+            "argument --prefixes: each must be a fraction in (0, 1), got [1.5]",
+        ),
         (["compare", "--trace-columns", "gpus"], "argument --trace-columns: trace columns must be OURS=THEIRS pairs"),
     ],
 )
