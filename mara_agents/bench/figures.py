@@ -77,6 +77,11 @@ def _legend(ax: object, agents: Sequence[str]) -> None:
 
 def plot_bars(config: BenchConfig, summaries: dict, path: Path) -> None:
     """Completion rate per workload x load (groups) and agent (bars), with 95% CI error bars."""
+    _save(bars_figure(config, summaries), path)
+
+
+def bars_figure(config: BenchConfig, summaries: dict) -> object:
+    """The figure of :func:`plot_bars`."""
     from matplotlib.figure import Figure
 
     groups = [(w, load) for w in config.workloads for load in config.loads]
@@ -96,7 +101,7 @@ def plot_bars(config: BenchConfig, summaries: dict, path: Path) -> None:
     ax.set_ylim(0, 1.05)
     _legend(ax, agents)
     fig.suptitle("Completion rate by workload and load (mean, 95% CI)")
-    _save(fig, path)
+    return fig
 
 
 def plot_lines(config: BenchConfig, summaries: dict, path: Path) -> None:
@@ -104,13 +109,18 @@ def plot_lines(config: BenchConfig, summaries: dict, path: Path) -> None:
 
     With one load there is no line to draw: one bar per agent per panel instead.
     """
+    _save(lines_figure(config, summaries), path)
+
+
+def lines_figure(config: BenchConfig, summaries: dict) -> object:
+    """The figure of :func:`plot_lines`."""
     from matplotlib.figure import Figure
 
     loads = sorted(config.loads, key=offered_load)
     xs = [offered_load(load) for load in loads]
     agents = _plotted_agents(config, summaries)
     single = len(loads) == 1
-    panel = max(3.2, 0.35 * len(agents)) if single else 4.0
+    panel = max(3.2, 0.35 * len(agents)) if single else max(4.0, 0.5 * len(loads))  # room for every tick
     width = max(MIN_WIDTH, panel * len(config.workloads) + _legend_width(agents) + 0.8)
     fig = Figure(figsize=(width, 3.9), dpi=DPI, layout="constrained")
     axes = fig.subplots(1, len(config.workloads), sharey=True, squeeze=False)[0]
@@ -134,7 +144,7 @@ def plot_lines(config: BenchConfig, summaries: dict, path: Path) -> None:
     axes[0].set_ylabel("completion rate")
     axes[0].set_ylim(0, 1.02)
     _legend(axes[-1], agents)
-    _save(fig, path)
+    return fig
 
 
 def plot_gantt(done_cell: dict, path: str | Path, search_path: str = "") -> None:
