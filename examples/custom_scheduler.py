@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_agents import ObservationScheduler
+from mara_agents import NO_FORECASTS, ObservationScheduler
 from mara_env.observation import DecodedObservation
 
 
 class CappedEDF(ObservationScheduler):
     """Earliest deadline first with at most ``cap`` nodes per task."""
 
+    requirements = NO_FORECASTS  # it never reads forecast features: run it on an env without a forecaster
+
     def __init__(self, cap: int = 2, seed: int | None = 0) -> None:
         self.cap = cap
         super().__init__(seed)
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
-        taken = np.rint(obs.row("chosen_now") * obs.layout.num_nodes)
-        open_rows = allowed[taken[allowed] < self.cap]
+        open_rows = allowed[obs.nodes_taken[allowed] < self.cap]
         if open_rows.size == 0:
             return None  # idle rather than over-subscribe
-        return int(open_rows[np.argmin(obs.row("slots_left")[open_rows])])
+        return int(open_rows[np.argmin(obs.slots_left[open_rows])])
 
 
 if __name__ == "__main__":

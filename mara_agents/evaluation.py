@@ -7,13 +7,19 @@ from collections.abc import Iterable
 
 from tqdm.auto import tqdm
 
-from mara_agents.base import Scheduler
+from mara_agents.base import Scheduler, requirements_of
 from mara_agents.registry import make
+from mara_env.config import DEFAULTS
+from mara_env.core.upper_bound import env_upper_bound
 from mara_env.env import live_turns, raw_env
 
 
 def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
-    """One episode of ``scheduler`` on ``env`` (reset with ``seed``); returns its record."""
+    """One episode of ``scheduler`` on ``env`` (reset with ``seed``); returns its record.
+
+    The record holds the env's metrics, the team ``return``, ``wall_seconds`` and ``upper_bound``:
+    the LP ceiling on the episode's completions (:func:`mara_env.core.upper_bound.env_upper_bound`).
+    """
     start = time.perf_counter()
     env.reset(seed=seed)
     scheduler.reset(seed)
@@ -24,21 +30,37 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
         team_return += env.rewards[agent]
     record = {"seed": int(seed), **env.sim.metrics(), "return": team_return}
     record["wall_seconds"] = time.perf_counter() - start
+    # The LP ceiling on this episode's completions (same tasks and faults whatever was played).
+    record["upper_bound"] = env_upper_bound(env).completions
     return record
 
 
-def env_config(scheduler: Scheduler, env_kwargs: dict) -> dict:
-    """``env_kwargs`` with test curves by default and what the scheduler needs.
+def env_config(scheduler: object, env_kwargs: dict) -> dict:
+    """The ``raw_env`` keywords to play ``scheduler`` with: ``env_kwargs``, test curves by default, and
+    what the scheduler's :class:`~mara_agents.base.EnvRequirements` ask for.
 
-    A scheduler's ``default_env_kwargs`` apply unless given (schedulers that never read the forecast
-    features run with ``forecaster="none"``, which changes nothing they see and saves time); its
-    ``env_kwargs`` are required: a scheduler that reads forecast features names its forecaster, e.g.
-    ``{"forecaster": "oracle"}``, and asking for a different one is an error, not a silently wrong run.
+    - A scheduler that does not read forecasts runs with ``forecaster="none"`` unless one is given.
+    - One that reads them gets the forecaster it names, else the one given, else the env's default
+      (``EnvConfig.forecaster``); ``forecaster="none"`` for it is an error.
+    - Its fixed ``settings`` (e.g. ``history_window``) are applied; a different given value is an error.
     """
-    config = {"curve_split": "test", **getattr(scheduler, "default_env_kwargs", {}), **env_kwargs}
-    for key, value in getattr(scheduler, "env_kwargs", {}).items():
+    needs = requirements_of(scheduler)
+    name = type(scheduler).__name__
+    config = {"curve_split": "test", **env_kwargs}
+    given = env_kwargs.get("forecaster")
+    if needs.forecaster is not None:
+        if given is not None and given != needs.forecaster:
+            raise ValueError(f"{name} needs forecaster={needs.forecaster!r}, got forecaster={given!r}")
+        config["forecaster"] = needs.forecaster
+    elif not needs.reads_forecasts:
+        config.setdefault("forecaster", "none")
+    elif given in (None, "none"):
+        if given == "none":
+            raise ValueError(f"{name} reads forecast features, so it cannot run with forecaster='none'")
+        config["forecaster"] = DEFAULTS.forecaster
+    for key, value in needs.settings.items():
         if key in env_kwargs and env_kwargs[key] != value:
-            raise ValueError(f"{type(scheduler).__name__} needs {key}={value!r}, got {key}={env_kwargs[key]!r}")
+            raise ValueError(f"{name} needs {key}={value!r}, got {key}={env_kwargs[key]!r}")
         config[key] = value
     return config
 

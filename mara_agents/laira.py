@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mara_agents.base import NO_FORECASTS
 from mara_agents.planning import PlanningScheduler, capacity, greedy_allocation
 from mara_env.forecast import MAX_REMAINING, DKFForecaster
 from mara_env.observation import DecodedObservation
@@ -31,6 +32,8 @@ from mara_env.observation import DecodedObservation
 class LaiRAScheduler(PlanningScheduler):
     """Parameters: ``explore_points`` (observations before the filter is trusted)."""
 
+    requirements = NO_FORECASTS  # its own Kalman filter on the windows, not the env's forecasts
+
     def __init__(self, explore_points: int = 3, seed: int = 0):
         self.estimator = DKFForecaster()
         self.explore_points = explore_points
@@ -38,8 +41,8 @@ class LaiRAScheduler(PlanningScheduler):
 
     def plan(self, obs: DecodedObservation) -> np.ndarray:
         k = obs.layout.max_tasks
-        rows = np.flatnonzero(obs.row("present") > 0)
-        slots, alpha, nodes = self.slots_left(obs), obs.row("scaling_exponent"), self.up_nodes(obs)
+        rows = np.flatnonzero(obs.present)
+        slots, alpha, nodes = obs.slots_left, obs.row("scaling_exponent"), obs.up_nodes
         low, mid = np.full(k, MAX_REMAINING), np.full(k, MAX_REMAINING)
         exploring = np.zeros(k, dtype=bool)
         if rows.size:

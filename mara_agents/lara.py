@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from mara_agents.base import NO_FORECASTS
 from mara_agents.planning import PlanningScheduler, greedy_allocation, min_nodes
 from mara_env.forecast import MAX_REMAINING, WLSForecaster
-from mara_env.observation import WORK_SCALE, DecodedObservation
+from mara_env.observation import DecodedObservation
 
 
 class LARAScheduler(PlanningScheduler):
     """Parameters: ``explore_points`` (observations before a fit is trusted), ``error_decay``
     (weight of the newest error in the running mean), ``max_margin`` (cap of the inflation)."""
+
+    requirements = NO_FORECASTS  # its own WLS fit on the windows, not the env's forecasts
 
     def __init__(self, explore_points: int = 3, error_decay: float = 0.1, max_margin: float = 2.0, seed: int = 0):
         self.estimator = WLSForecaster()
@@ -47,14 +50,14 @@ class LARAScheduler(PlanningScheduler):
         return low, mid, points < self.explore_points
 
     def plan(self, obs: DecodedObservation) -> np.ndarray:
-        rows = np.flatnonzero(obs.row("present") > 0)
+        rows = np.flatnonzero(obs.present)
         low, remaining = np.full(obs.layout.max_tasks, MAX_REMAINING), np.full(obs.layout.max_tasks, MAX_REMAINING)
         exploring = np.zeros(obs.layout.max_tasks, dtype=bool)
         if rows.size:
             low[rows], remaining[rows], exploring[rows] = self.estimates(obs, rows)
         self._track_error(obs, rows, remaining)
         inflated = remaining * min(np.exp(self.error), self.max_margin)
-        slots, alpha, nodes = self.slots_left(obs), obs.row("scaling_exponent"), self.up_nodes(obs)
+        slots, alpha, nodes = obs.slots_left, obs.row("scaling_exponent"), obs.up_nodes
         counts, explore = self.explore(obs, rows[exploring[rows]], nodes)
         exploit = rows[~exploring[rows]]
         exploit = exploit[min_nodes(low[exploit], slots[exploit], alpha[exploit], nodes) <= nodes]
@@ -64,7 +67,7 @@ class LARAScheduler(PlanningScheduler):
         return counts
 
     def _track_error(self, obs: DecodedObservation, rows: np.ndarray, remaining: np.ndarray) -> None:
-        work = obs.row("work_done") * WORK_SCALE
+        work = obs.work_done
         current = {}
         for row in rows.tolist():
             if remaining[row] >= MAX_REMAINING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_agents.base import ObservationScheduler, last_row
-from mara_env.observation import SLOT_SCALE, WORK_SCALE, DecodedObservation
+from mara_agents.base import ObservationScheduler
+from mara_env.observation import DecodedObservation
 
 # Share of a node's first slot on a task lost to checkpoint restore, as planners assume it (the
 # env's switch cost is not in the observation; 0.1 is its default).
@@ -87,14 +87,9 @@ class RowMemory:
         self._age: dict[int, float] = {}
 
     def update(self, obs: DecodedObservation) -> None:
-        present = obs.row("present") > 0
-        ages, targets = obs.row("age"), obs.row("target")
+        present, ages = obs.present, obs.row("age")
         for row in np.flatnonzero(present).tolist():
-            window = obs.window[row]
-            done = obs.row("observations")[row] * obs.layout.history_window
-            points = window[-max(int(round(done)), 1) :]
-            work = (points[:, 0] * WORK_SCALE).tolist()
-            loss = (targets[row] * np.exp(points[:, 1])).tolist()
+            work, loss = (values.tolist() for values in obs.window_points(row))
             if row not in self.work or ages[row] < self._age[row] or work[0] < self.work[row][0] and len(work) > 1:
                 self.work[row], self.loss[row] = [], []
             known = self.work[row]
@@ -125,9 +120,8 @@ class PlanningScheduler(ObservationScheduler):
             self.memory.update(obs)
             self.counts = self.plan(obs)
             self._slot_key = key
-        taken = np.rint(obs.row("chosen_now") * obs.layout.num_nodes)
-        short = self.counts > taken
-        mine = last_row(obs)
+        short = self.counts > obs.nodes_taken
+        mine = obs.last_row
         if mine >= 0 and short[mine] and mine in allowed:
             return mine
         wanted = [row for row in self.plan_order if short[row] and row in allowed]
@@ -144,11 +138,3 @@ class PlanningScheduler(ObservationScheduler):
         counts = np.zeros(obs.layout.max_tasks, dtype=np.int64)
         counts[served] = 1
         return counts, served
-
-    @staticmethod
-    def slots_left(obs: DecodedObservation) -> np.ndarray:
-        return np.rint(obs.row("slots_left") * SLOT_SCALE)
-
-    @staticmethod
-    def up_nodes(obs: DecodedObservation) -> int:
-        return int(round(obs.globals["up_nodes"] * obs.layout.num_nodes))

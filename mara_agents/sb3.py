@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from mara_agents.base import EnvRequirements
+
 FORMAT = "mara-sb3-policy-v1"
 ALGORITHMS = ("PPO", "A2C", "MaskablePPO")
 # Env settings that shape the observation vector (a policy only fits the observation it learned on).
-OBSERVATION_SETTINGS = ("forecaster", "max_tasks", "history_window")
+OBSERVATION_SETTINGS = ("max_tasks", "history_window")
 
 
 def _algorithm(name: str):
@@ -44,10 +46,19 @@ class SB3Scheduler:
         A trained SB3 model whose observation is the env's flat ``"observation"`` vector.
     deterministic:
         Play the most likely allowed action (default) or sample among the allowed ones.
+    requirements:
+        The observation the policy was trained on (default: the env's default forecasts).
     """
 
-    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = 0) -> None:
+    def __init__(
+        self,
+        model: Any,
+        deterministic: bool = True,
+        seed: int | None = 0,
+        requirements: EnvRequirements | None = None,
+    ) -> None:
         self.model = model
+        self.requirements = requirements if requirements is not None else EnvRequirements()
         self.deterministic = deterministic
         self.reset(seed)
 
@@ -109,8 +120,6 @@ def load_policy(path: str | Path, deterministic: bool = True) -> SB3Scheduler:
         model.policy.load_state_dict(blob["state_dict"])
     except (RuntimeError, KeyError) as err:
         raise ValueError(f"policy file {path} does not match its network: {err}") from err
-    scheduler = SB3Scheduler(model, deterministic=deterministic)
     # The observation it was trained on: the runner must build the same one.
-    scheduler.env_kwargs = {k: v for k, v in blob["env_kwargs"].items() if k in OBSERVATION_SETTINGS}
-    scheduler.env_kwargs.setdefault("forecaster", "flow")
-    return scheduler
+    requirements = EnvRequirements.trained_on(blob["env_kwargs"], shape=OBSERVATION_SETTINGS)
+    return SB3Scheduler(model, deterministic=deterministic, requirements=requirements)

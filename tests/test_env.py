@@ -38,7 +38,7 @@ def idle_until_a_task_arrives(env):
         ({"load": "medium"}, "load"),
         ({"workload": "imagenet"}, "workload"),
         ({"forecaster": "crystal_ball"}, "forecaster"),
-        ({"render_mode": "human"}, "render_mode"),
+        ({"render_mode": "video"}, "render_mode"),
         ({"history_window": 0}, "history_window"),
         ({"max_cycles": 0}, "max_cycles"),
         ({"invalid_action": "ignore"}, "invalid_action"),
@@ -52,13 +52,13 @@ def test_bad_config_names_field_and_allowed_range(kwargs, field):
 
 
 def test_masked_and_out_of_range_actions_raise_and_change_nothing():
-    env = mara_env.env(num_nodes=2, max_tasks=8)
+    env = mara_env.env(num_nodes=2, max_tasks=8, invalid_action="raise")
     env.reset(seed=3)
     obs, *_ = env.last()
     empty = [a for a in range(1, 9) if not obs["action_mask"][a]]
     assert empty, "seed 3 should leave some table rows empty at slot 0"
     snapshot = (env.unwrapped.sim.slot, env.agent_selection, obs["observation"].copy())
-    for bad in (empty[0], 9, -1, 1.5, "1", None):
+    for bad in (empty[0], 9, -1, 1.5, "1", None, float("inf"), float("nan"), True, np.bool_(True), 10**30):
         with pytest.raises(mara_env.InvalidActionError, match="allowed actions"):
             env.step(bad)
         after, *_ = env.last()
@@ -66,11 +66,16 @@ def test_masked_and_out_of_range_actions_raise_and_change_nothing():
         np.testing.assert_array_equal(after["observation"], snapshot[2])
 
 
-def test_invalid_action_idle_mode_plays_idle_and_counts():
-    env = mara_env.env(num_nodes=1, max_tasks=8, invalid_action="idle")
+def test_invalid_action_idle_is_the_default_plays_idle_and_counts():
+    env = mara_env.env(num_nodes=1, max_tasks=8)
     env.reset(seed=3)
     env.step(8)  # row 7 is empty at slot 0 with this seed
     assert env.infos["node_0"]["invalid_actions"] == 1
+    assert env.infos["node_0"]["metrics"]["invalid_actions"] == 1
+    assert env.unwrapped.sim.last_row[0] == -1
+    for bad in (float("inf"), True, None):  # never an OverflowError, never taken as action 1
+        env.step(bad)
+    assert env.infos["node_0"]["invalid_actions"] == 4
     assert env.unwrapped.sim.last_row[0] == -1
 
 
@@ -161,7 +166,7 @@ def test_shaping_gives_intermediate_feedback():
         agent = env.agent_selection
         obs = env.observe(agent)
         env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
-        if env._turn == 0 and env.agents:
+        if env.slot.turn == 0 and env.agents:
             info = env.infos[agent]
             differs |= info["shaped_reward"] != info["completions"]
         if env.terminations.get(agent) or env.truncations.get(agent):
@@ -226,4 +231,4 @@ def test_cached_table_equals_a_fresh_build():
             allowed = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
             env.step(int(rng.choice(allowed)))
         fresh = TableBuilder(env.layout).build(env.sim)
-        np.testing.assert_array_equal(env._tables.build(env.sim), fresh)
+        np.testing.assert_array_equal(env.slot._tables.build(env.sim), fresh)

@@ -10,6 +10,7 @@ import torch
 
 import mara_agents
 import mara_env
+from mara_agents.base import EnvRequirements
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import gae
@@ -57,7 +58,7 @@ def test_checkpoint_round_trip_and_scheduler(tmp_path):
     for a, b in zip(net.state_dict().values(), loaded.state_dict().values()):
         assert torch.equal(a, b)
     scheduler = MARAScheduler(path)
-    assert scheduler.env_kwargs == {"history_window": 8, "forecaster": "none"}
+    assert scheduler.requirements == EnvRequirements(False, "none", {"history_window": 8})
     records = mara_agents.evaluate(scheduler, [0], num_nodes=4, horizon=60)  # masked actions would raise
     assert records[0]["arrived"] > 0
 
@@ -104,7 +105,7 @@ def test_shipped_checkpoint_is_registered_as_mara_and_plays():
     assert SHIPPED_CHECKPOINT.stat().st_size < 10 * 1024 * 1024
     scheduler = mara_agents.make("mara")
     assert isinstance(scheduler, MARAScheduler) and scheduler.deterministic
-    assert scheduler.env_kwargs == {"history_window": 8, "forecaster": "flow"}
+    assert scheduler.requirements == EnvRequirements(True, "flow", {"history_window": 8})
     record = mara_agents.evaluate(scheduler, [0], num_nodes=8, horizon=60)[0]
     assert record["completed"] + record["expired"] == record["arrived"] > 0
     sampled = mara_agents.make("mara", deterministic=False)

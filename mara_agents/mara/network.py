@@ -23,10 +23,11 @@ from torch import nn
 from mara_env.observation import (
     FORECAST_FEATURES,
     GLOBAL_FEATURES,
-    HEADER,
     NODE_FEATURES,
     ROW_FEATURES,
     WINDOW_FEATURES,
+    ObservationLayout,
+    layout_of,
 )
 
 ROW_INPUTS = len(ROW_FEATURES) + len(FORECAST_FEATURES)
@@ -35,30 +36,16 @@ CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 LAST_ACTION = NODE_FEATURES.index("last_action")
 
 
+def batch_layout(batch: torch.Tensor, state: bool = False) -> ObservationLayout:
+    """The layout of a batch of observation (or state) vectors, read from the first one's header."""
+    return layout_of(batch[0].detach().numpy(), state=state)
+
+
 def orthogonal(layer: nn.Linear, gain: float = float(np.sqrt(2.0))) -> nn.Linear:
     """Orthogonal weights and zero bias (the PPO initialisation)."""
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
     return layer
-
-
-def split_observation(vector: torch.Tensor, history_window: int, max_tasks: int):
-    """``(node, globals, rows, windows)`` tensors from a batch of flat observation vectors."""
-    a = len(HEADER)
-    b = a + len(NODE_FEATURES)
-    c = b + len(GLOBAL_FEATURES)
-    table = vector[:, c:].reshape(vector.shape[0], max_tasks, -1)
-    return vector[:, a:b], vector[:, b:c], table[..., :ROW_INPUTS], table[..., ROW_INPUTS:]
-
-
-def split_state(state: torch.Tensor, num_nodes: int, history_window: int, max_tasks: int):
-    """``(globals, nodes, rows, windows)`` tensors from a batch of ``state()`` vectors."""
-    a = len(HEADER)
-    b = a + len(GLOBAL_FEATURES)
-    c = b + num_nodes * len(NODE_FEATURES)
-    nodes = state[:, b:c].reshape(state.shape[0], num_nodes, len(NODE_FEATURES))
-    table = state[:, c:].reshape(state.shape[0], max_tasks, -1)
-    return state[:, a:b], nodes, table[..., :ROW_INPUTS], table[..., ROW_INPUTS:]
 
 
 def own_row(node: torch.Tensor, max_tasks: int) -> torch.Tensor:
@@ -132,9 +119,14 @@ class MARANet(nn.Module):
             orthogonal(nn.Linear(width, 1), gain=1.0),
         )
 
-    def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
-        """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors and masks."""
-        node, globals_, rows, windows = split_observation(observation, self.config["history_window"], max_tasks)
+    def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
+        """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors of one env size and masks.
+
+        The layout comes from the vectors' header (``max_tasks`` is accepted for callers that pass it).
+        """
+        layout = batch_layout(observation)
+        max_tasks = layout.max_tasks
+        node, globals_, rows, windows = layout.split_observation(observation)
         context = torch.cat([node, globals_], dim=-1)
         if not self.config["autoregressive"]:
             rows = rows.clone()
@@ -145,9 +137,9 @@ class MARANet(nn.Module):
         scores = self.pointer(tokens).squeeze(-1)
         return scores.masked_fill(mask < 0.5, float("-inf"))
 
-    def value(self, state: torch.Tensor, num_nodes: int, max_tasks: int) -> torch.Tensor:
-        """Value ``(n,)`` of a batch of ``state()`` vectors."""
-        globals_, nodes, rows, windows = split_state(state, num_nodes, self.config["history_window"], max_tasks)
+    def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
+        """Value ``(n,)`` of a batch of ``state()`` vectors of one env size (layout from their header)."""
+        globals_, nodes, rows, windows = batch_layout(state, state=True).split_state(state)
         tokens = self.critic_rows(rows, windows, globals_)
         present = (rows[..., PRESENT] > 0.5).float()[..., None]
         pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)

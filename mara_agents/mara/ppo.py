@@ -28,6 +28,8 @@ from tqdm.auto import tqdm
 from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.workers import WorkerPool
+from mara_env.config import DEFAULTS
+from mara_env.torch_threads import torch_threads
 
 MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
 
@@ -63,13 +65,13 @@ class PPOConfig:
     eval_seeds: int = 5
     env: dict = field(
         default_factory=lambda: {
-            "num_nodes": 8,
-            "max_tasks": 16,
-            "horizon": 300,
-            "workload": "synthetic",
-            "load": "train",
-            "shaping": True,
-            "forecaster": "flow",
+            "num_nodes": DEFAULTS.num_nodes,
+            "max_tasks": DEFAULTS.max_tasks,
+            "horizon": DEFAULTS.horizon,
+            "workload": DEFAULTS.workload,
+            "load": DEFAULTS.load,
+            "shaping": True,  # the potential-based progress reward (the env's default is off)
+            "forecaster": DEFAULTS.forecaster,
             "curve_split": "train",
         }
     )
@@ -122,17 +124,13 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
 
     env = {**config.env, "curve_split": "val", "shaping": False}
     seeds = range(10_000_000, 10_000_000 + config.eval_seeds)
-    scheduler = agent if agent is not None else MARAScheduler(net, threads=None)
+    scheduler = agent if agent is not None else MARAScheduler(net, threads=None, trained_env=config.env)
     return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
 
 
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
     """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
-    threads = torch.get_num_threads()
-    try:
-        return _train(config, out, progress, threads)
-    finally:
-        torch.set_num_threads(threads)
+    return _train(config, out, progress, torch.get_num_threads())
 
 
 def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
@@ -143,7 +141,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     env_cfg = config.env
     m, k = env_cfg["num_nodes"], env_cfg["max_tasks"]
     net = MARANet(
-        history_window=env_cfg.get("history_window", 8),
+        history_window=env_cfg.get("history_window", DEFAULTS.history_window),
         width=config.width,
         layers=config.layers,
         autoregressive=config.autoregressive,
@@ -155,51 +153,55 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     if warm:
         save_checkpoint(net, out / "warm_start.pt", env_cfg, {"config": asdict(config), "iteration": 0})
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
-    torch.set_num_threads(1)  # small batches: one thread is fastest and leaves the cores to the workers
-    pool = WorkerPool(config.num_envs, env_cfg, config.seed, config.processes, config.teacher)
-    writer = _tensorboard(out)
-    log_path = out / "log.csv"
-    iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
-    finished_rates: list[float] = []
-    history = []
-    baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
-    evaluation = float("nan")
-    start = time.perf_counter()
-    try:
-        turns = pool.observe()
-        bar = tqdm(range(1, iterations + 1), desc="mara ppo", disable=not progress)
-        for iteration in bar:
-            if config.anneal_lr:  # learning-rate annealing to 0
-                optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
-            batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
-            guide = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
-            torch.set_num_threads(threads)  # the workers wait during the update: use every core
-            stats = _update(net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0)
-            torch.set_num_threads(1)
-            if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
-                net.eval()
-                evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
-                net.train()
-            row = {
-                "iteration": iteration,
-                "turns": iteration * config.rollout_turns * config.num_envs,
-                "seconds": round(time.perf_counter() - start, 1),
-                "train_completion_rate": float(np.mean(finished_rates[-20:])) if finished_rates else float("nan"),
-                "eval_completion_rate": evaluation,
-                "lara_completion_rate": baseline,
-                **stats,
-            }
-            history.append(row)
-            _log(log_path, row, writer)
-            bar.set_postfix(done=f"{row['train_completion_rate']:.3f}", kl=f"{stats['approx_kl']:.4f}")
-            if iteration % config.eval_every == 0 or iteration == iterations:
-                save_checkpoint(net, out / "checkpoint.pt", env_cfg, {"config": asdict(config), "iteration": iteration})
-    finally:
-        pool.close()
-        if writer is not None:
-            writer.close()
-    (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
-    return {"history": history, "seconds": time.perf_counter() - start, "warm_start": warm}
+    # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
+    with torch_threads(1):
+        pool = WorkerPool(config.num_envs, env_cfg, config.seed, config.processes, config.teacher)
+        writer = _tensorboard(out)
+        log_path = out / "log.csv"
+        iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
+        finished_rates: list[float] = []
+        history = []
+        baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
+        evaluation = float("nan")
+        start = time.perf_counter()
+        try:
+            turns = pool.observe()
+            bar = tqdm(range(1, iterations + 1), desc="mara ppo", disable=not progress)
+            for iteration in bar:
+                if config.anneal_lr:  # learning-rate annealing to 0
+                    optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
+                batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
+                guide = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
+                with torch_threads(threads):  # the workers wait during the update: use every core
+                    stats = _update(
+                        net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0
+                    )
+                if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
+                    net.eval()
+                    evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
+                    net.train()
+                row = {
+                    "iteration": iteration,
+                    "turns": iteration * config.rollout_turns * config.num_envs,
+                    "seconds": round(time.perf_counter() - start, 1),
+                    "train_completion_rate": float(np.mean(finished_rates[-20:])) if finished_rates else float("nan"),
+                    "eval_completion_rate": evaluation,
+                    "lara_completion_rate": baseline,
+                    **stats,
+                }
+                history.append(row)
+                _log(log_path, row, writer)
+                bar.set_postfix(done=f"{row['train_completion_rate']:.3f}", kl=f"{stats['approx_kl']:.4f}")
+                if iteration % config.eval_every == 0 or iteration == iterations:
+                    save_checkpoint(
+                        net, out / "checkpoint.pt", env_cfg, {"config": asdict(config), "iteration": iteration}
+                    )
+        finally:
+            pool.close()
+            if writer is not None:
+                writer.close()
+        (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
+        return {"history": history, "seconds": time.perf_counter() - start, "warm_start": warm}
 
 
 def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, threads: int, progress: bool) -> dict:
@@ -209,11 +211,17 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
     began = time.perf_counter()
     seeds = [20_000_000 + config.seed * 100_000 + i for i in range(config.warm_start_episodes)]
     demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress)
-    torch.set_num_threads(threads)  # no workers run yet: the cloning may use every core
     env = config.env
-    stats = clone(
-        net, demos, env["num_nodes"], env["max_tasks"], config.warm_start_epochs, seed=config.seed, progress=progress
-    )
+    with torch_threads(threads):  # no workers run yet: the cloning may use every core
+        stats = clone(
+            net,
+            demos,
+            env["num_nodes"],
+            env["max_tasks"],
+            config.warm_start_epochs,
+            seed=config.seed,
+            progress=progress,
+        )
     returns_stats.mean, returns_stats.var, returns_stats.count = (
         stats["return_mean"],
         stats["return_std"] ** 2,

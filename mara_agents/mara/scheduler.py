@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mara_agents.base import EnvRequirements
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_env.observation import layout_of
+from mara_env.torch_threads import torch_threads
 
 SHIPPED_CHECKPOINT = Path(__file__).parent / "weights" / "mara.pt"
 
@@ -25,9 +26,11 @@ class MARAScheduler:
         Play the most likely allowed action (default; it scored 0.759 against 0.749 sampled on 20
         validation seeds) or sample.
     threads:
-        Torch threads for inference, set process-wide (default 1: one observation gains nothing from
-        more, and schedulers in parallel processes would contend for the cores); ``None`` leaves
-        torch's setting alone.
+        Torch threads for each decision (default 1: one observation gains nothing from more, and
+        schedulers in parallel processes would contend for the cores); set around the decision and
+        restored after it, so the process's own setting is untouched. ``None`` uses torch's setting.
+    trained_env:
+        For a network in memory: the env settings it was trained on (a checkpoint carries its own).
     """
 
     def __init__(
@@ -36,17 +39,16 @@ class MARAScheduler:
         deterministic: bool = True,
         seed: int | None = 0,
         threads: int | None = 1,
+        trained_env: dict | None = None,
     ) -> None:
-        if threads is not None:
-            torch.set_num_threads(threads)
         if isinstance(checkpoint, MARANet):
-            self.net, env = checkpoint, {}
+            self.net, env = checkpoint, dict(trained_env or {})
         else:
             self.net, env, _ = load_checkpoint(Path(checkpoint))
         # the observation the network learned on: the runner must build the same one
-        self.env_kwargs = {"history_window": self.net.config["history_window"]}
-        if "forecaster" in env:
-            self.env_kwargs["forecaster"] = env["forecaster"]
+        trained = {**env, "history_window": self.net.config["history_window"]}
+        self.requirements = EnvRequirements.trained_on(trained)
+        self.threads = threads
         self.deterministic = deterministic
         self.reset(seed)
 
@@ -56,9 +58,8 @@ class MARAScheduler:
     def act(self, observation: dict, agent: str) -> int:
         vector = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.float32)
-        layout = layout_of(vector)
-        with torch.inference_mode():
-            logits = self.net.logits(torch.as_tensor(vector)[None], torch.as_tensor(mask)[None], layout.max_tasks)[0]
+        with torch_threads(self.threads), torch.inference_mode():
+            logits = self.net.logits(torch.as_tensor(vector)[None], torch.as_tensor(mask)[None])[0]
             if self.deterministic:
                 return int(torch.argmax(logits))
             probs = torch.softmax(logits, dim=0)

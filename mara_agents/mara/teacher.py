@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from mara_agents.base import requirements_of
 from mara_env import forecast
+from mara_env.config import DEFAULTS
 from mara_env.env import raw_env
 from mara_env.forecast.features import ForecastFeatures
-from mara_env.observation import ROW_FEATURES, layout_of
+from mara_env.observation import layout_of
 
 TEACHERS = ("oracle", "srw", "lara")
 
@@ -36,14 +38,17 @@ class Teacher:
         The forecaster of the env it labels; the teacher brings its own when it needs another.
     """
 
-    def __init__(self, name: str = "srw", max_tasks: int = 16, env_forecaster: str | None = "flow") -> None:
+    def __init__(
+        self, name: str = "srw", max_tasks: int = DEFAULTS.max_tasks, env_forecaster: str | None = DEFAULTS.forecaster
+    ) -> None:
         from mara_agents.registry import make
 
         if name not in TEACHERS:
             raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {name!r}")
         self.name = name
         self.scheduler = make(name)
-        wanted = getattr(self.scheduler, "env_kwargs", {}).get("forecaster")
+        needs = requirements_of(self.scheduler)
+        wanted = needs.forecaster or (DEFAULTS.forecaster if needs.reads_forecasts else None)
         own = wanted is not None and wanted != env_forecaster
         self._truth = ForecastFeatures(forecast.make(wanted), max_tasks) if own else None
         self._slot = -1
@@ -52,7 +57,9 @@ class Teacher:
     @classmethod
     def for_env(cls, name: str, env_kwargs: dict) -> Teacher:
         """A teacher for envs built with ``raw_env(**env_kwargs)``."""
-        return cls(name, env_kwargs.get("max_tasks", 16), env_kwargs.get("forecaster", "flow"))
+        return cls(
+            name, env_kwargs.get("max_tasks", DEFAULTS.max_tasks), env_kwargs.get("forecaster", DEFAULTS.forecaster)
+        )
 
     def reset(self, seed: int | None = None) -> None:
         self.scheduler.reset(seed)
@@ -71,8 +78,4 @@ class Teacher:
         """A copy of ``vector`` whose forecast columns are the teacher's own."""
         if env.sim.slot != self._slot:  # the truth changes once per slot, like the forecasts
             self._features, self._slot = self._truth.features(env.sim), env.sim.slot
-        layout = layout_of(vector)
-        table = vector[layout.table_offset :].reshape(layout.max_tasks, layout.row_size).copy()
-        start = len(ROW_FEATURES)
-        table[:, start : start + self._features.shape[1]] = self._features
-        return np.concatenate((vector[: layout.table_offset], table.ravel()))
+        return layout_of(vector).with_forecasts(vector, self._features)

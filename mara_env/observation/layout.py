@@ -14,6 +14,7 @@ for one vector or a batch (the last axis is the vector).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,11 @@ class ObservationLayout:
         return out
 
 
+@lru_cache(maxsize=64)
+def _cached_layout(max_tasks: int, history_window: int, num_nodes: int) -> ObservationLayout:
+    return ObservationLayout(max_tasks, history_window, num_nodes)
+
+
 def layout_of(vector: Any, state: bool = False) -> ObservationLayout:
     """Read the layout from an observation's (or, with ``state=True``, a state's) header.
 
@@ -152,7 +158,7 @@ def layout_of(vector: Any, state: bool = False) -> ObservationLayout:
     k, h, m = (int(round(float(v))) for v in vec[:3])
     if k < 1 or h < 1 or m < 1:
         raise ValueError(f"vector of size {vec.size} has no valid {what} header (K={k}, H={h}, M={m})")
-    layout = ObservationLayout(max_tasks=k, history_window=h, num_nodes=m)
+    layout = _cached_layout(k, h, m)
     if (layout.state_size if state else layout.size) != vec.size:
         raise ValueError(f"{what} vector of size {vec.size} does not match its header (K={k}, H={h}, M={m})")
     return layout
