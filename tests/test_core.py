@@ -1,4 +1,4 @@
-"""Simulator unit tests with hand-computed expectations (DESIGN section 3)."""
+"""Simulator unit tests with hand-computed expectations (the semantics of docs/environment.md)."""
 
 import numpy as np
 import pytest

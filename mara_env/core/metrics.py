@@ -21,7 +21,7 @@ class RunCounters:
     slots: int = 0
 
     def metrics(self, live: int) -> dict[str, float]:
-        """The metrics of DESIGN section 3, with ``live`` tasks still in the system.
+        """The reported metrics (docs/environment.md), with ``live`` tasks still in the system.
 
         ``wasted_work`` is the fraction of credited work spent on tasks that expired;
         ``utilisation`` the fraction of up node-slots spent training; ``mean_failure_shortfall``

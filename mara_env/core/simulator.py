@@ -1,4 +1,4 @@
-"""The slot-by-slot cluster simulator (DESIGN section 3). Pure numpy; knows nothing of PettingZoo.
+"""The slot-by-slot cluster simulator (semantics in docs/environment.md). Pure numpy; no PettingZoo.
 
 One call to :meth:`Simulator.step` plays one slot: every node trains the task in the table row it was
 assigned (or idles), tasks gain work and report a loss, tasks that reached their target complete,
