@@ -80,21 +80,28 @@ class _Worker:
         self.task, self.started = task, time.monotonic()
         self.conn.send((self.task_id, task.kind, task.payload))
 
+    def kill(self) -> None:
+        """Kill the worker and anything it started (its own session's process group)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, AttributeError):
+            self.proc.kill()
+
     def stop(self, wait_seconds: float = CLOSE_SECONDS) -> None:
         """Close the socket (the worker exits at its next read) and kill it if it does not."""
         self.conn.close()
         try:
             self.proc.wait(wait_seconds)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self.kill()
             self.proc.wait()
 
     def exit_reason(self) -> str:
         try:
             code = self.proc.wait(CLOSE_SECONDS)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+            self.kill()
+            self.proc.wait()
             return "its worker stopped answering and was killed"
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
@@ -120,7 +127,7 @@ class WorkerPool:
         """Stop every worker (at once with ``kill``: a cell in progress is abandoned)."""
         for worker in self.workers:
             if kill:
-                worker.proc.kill()
+                worker.kill()
             worker.stop(0.0 if kill else CLOSE_SECONDS)
         self.workers = []
 
@@ -152,7 +159,7 @@ class WorkerPool:
                 self.close(kill=True)
                 raise RuntimeError(f"a bench worker did not start within {START_SECONDS:.0f} s")
             if worker.task is not None and self.timeout is not None and now - worker.started > self.timeout:
-                worker.proc.kill()
+                worker.kill()
                 why = f"timed out after {self.timeout:g} s (cell timeout); its worker was stopped and replaced"
                 yield from self._replace(worker, queue, why)
 
