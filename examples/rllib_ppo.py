@@ -65,7 +65,7 @@ def main() -> None:
             )
         if args.checkpoint is not None:
             algo.save_to_path(str(args.checkpoint.resolve()))
-        scheduler = RLlibScheduler(algo.get_module(POLICY_ID))
+        scheduler = RLlibScheduler(algo.get_module(POLICY_ID), env_kwargs)
         algo.stop()
     finally:
         ray.shutdown()

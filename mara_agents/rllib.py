@@ -9,6 +9,7 @@ to the policy's logits when sampling, acting and training, so a masked action is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -22,9 +23,12 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env
 
 import mara_env
+from mara_agents.base import EnvRequirements
 
 ENV_NAME = "mara_cluster_scheduling"
 POLICY_ID = "shared"
+# Env settings that shape the observation vector the policy was trained on.
+OBSERVATION_SETTINGS = ("max_tasks", "history_window")
 
 
 def make_env(config: dict[str, Any] | None = None) -> PettingZooEnv:
@@ -120,12 +124,20 @@ def _shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 class RLlibScheduler:
     """A trained masked RL module as a :class:`mara_agents.Scheduler` (for ``mara_agents.evaluate``).
 
-    Plays the most likely allowed action (``deterministic=True``) or samples among the allowed ones
-    with a generator seeded by :meth:`reset`.
+    ``env_kwargs`` are the ``raw_env`` keywords it was trained with: the runner then plays it with the
+    same forecaster and observation shape. Plays the most likely allowed action (``deterministic=True``)
+    or samples among the allowed ones with a generator seeded by :meth:`reset`.
     """
 
-    def __init__(self, module: MaskedPPOTorchRLModule, deterministic: bool = True, seed: int | None = 0) -> None:
+    def __init__(
+        self,
+        module: MaskedPPOTorchRLModule,
+        env_kwargs: Mapping[str, Any] | None = None,
+        deterministic: bool = True,
+        seed: int | None = 0,
+    ) -> None:
         self.module = module
+        self.requirements = EnvRequirements.trained_on(env_kwargs or {}, shape=OBSERVATION_SETTINGS)
         self.deterministic = deterministic
         self.reset(seed)
 
