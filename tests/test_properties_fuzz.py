@@ -6,7 +6,9 @@ Each argument is drawn either from values the docs allow or from values they rul
 one of the bad arguments, before any slot is played, and never another exception type.
 """
 
+import atexit
 import math
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -107,7 +109,8 @@ ACTIONS = st.one_of(
     st.booleans(),
     st.sampled_from([1.0, 2.5, "1", [1]]),
 )
-FOLDER = Path(tempfile.mkdtemp(prefix="mara_fuzz_"))
+FOLDER = Path(tempfile.mkdtemp(prefix="mara_fuzz_"))  # hypothesis reuses it across examples
+atexit.register(shutil.rmtree, FOLDER, True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -177,3 +177,9 @@ def test_blank_lines_quoted_fields_and_short_rows(tmp_path):
 def test_poisson_plans_still_draw_everything():
     plan = PoissonArrivals().plan(np.random.default_rng(0), 0.5, 100)
     assert plan.dropped == 0 and np.all(plan.deadlines == -1)
+
+
+def test_a_trace_of_one_instant_gets_one_second_slots(tmp_path):
+    arrivals = TraceArrivals(write(tmp_path, "submit_time,deadline\n5,5\n5,5\n"))
+    plan = arrivals.plan(None, 0.0, 100)
+    assert arrivals.unit(100) == 1.0 and plan.slots.tolist() == [0, 0] and plan.deadlines.tolist() == [0, 0]

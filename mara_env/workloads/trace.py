@@ -252,7 +252,7 @@ class TraceArrivals:
         t = self.table
         ends = np.fmax(t.deadline, t.submit_time + np.nan_to_num(t.duration, nan=0.0))
         span = float(np.max(ends) - np.min(t.submit_time))
-        return max(span, 1e-12) / max(horizon - 1, 1)
+        return span / max(horizon - 1, 1) if span > 0 else 1.0  # a zero span (one instant): 1 s slots
 
     def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
         if horizon not in self._plans:
