@@ -7,6 +7,7 @@ to implement :meth:`Workload.sample_tasks`.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -121,7 +122,13 @@ def arrival_rate(load: float, total_speed: float, mean_required_work: float) -> 
 def with_need(draw: TaskDraw, need: float) -> TaskDraw:
     """The same task body stretched along the work axis so that it needs ``need`` units of work."""
     current = draw.curve.work_to_reach(draw.target)
-    curve = LossCurve(draw.curve.losses, draw.curve.work_step * need / current)
+    step = draw.curve.work_step * need / current
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"need must stretch the curve to a finite work step > 0, got need={need!r}")
+    # Same losses, only the grid spacing changes: a shallow copy shares the (read-only) loss arrays
+    # instead of re-validating and re-accumulating them, which dominates resets of long traces.
+    curve = copy.copy(draw.curve)
+    curve.work_step = step
     return draw._replace(curve=curve)
 
 
