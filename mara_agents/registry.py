@@ -128,8 +128,10 @@ def check_spec(spec: str, search_path: str = "") -> None:
             found = importlib.util.find_spec(head)
         except (ImportError, ValueError) as err:
             raise ValueError(f"agent {spec!r}: cannot import module {head!r} ({type(err).__name__}: {err})") from None
+        if found is None and head in SCHEDULERS:  # meant NAME:CHECKPOINT with a checkpoint that is not there
+            raise ValueError(f"agent {spec!r}: checkpoint {tail!r} is not a file (and there is no module {head!r})")
         if found is None:
-            raise ValueError(f"agent {spec!r}: cannot import module {head!r} (no such module){did_you_mean(head)}")
+            raise ValueError(f"agent {spec!r}: cannot import module {head!r} (no such module)")
 
 
 def _takes_checkpoint(factory: Callable) -> bool:
