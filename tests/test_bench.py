@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from mara_agents import SCHEDULERS, EDFScheduler, load_agent, register
+from mara_agents import SCHEDULERS, BenchConfig, EDFScheduler, load_agent, register
 from mara_agents.cli import main
 from tests.bench_agents import NODES, TinyEDF
 
@@ -178,3 +179,33 @@ def test_ray_backend_gives_the_numbers_and_failures_of_the_local_workers(tmp_pat
     for backend in ("pool", "ray"):
         (failed,) = json.loads((tmp_path / backend / "failures.json").read_text())
         assert failed["agent"] == f"{HERE}:HangsAtSlot3" and "seed 0, slot 3: timed out after 2 s" in failed["message"]
+
+
+def test_cells_of_a_checkpoint_agent_are_keyed_by_its_contents(tmp_path):
+    from mara_agents.mara.scheduler import SHIPPED_CHECKPOINT
+
+    copy = tmp_path / "checkpoint.pt"
+    copy.write_bytes(SHIPPED_CHECKPOINT.read_bytes())
+    config = BenchConfig(agents=(f"mara:{copy}", "edf"), loads=("train",), seeds=1)
+    ours, theirs = config.cells()
+    assert ours.env_kwargs["checkpoint_sha256"] == hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert "checkpoint_sha256" not in theirs.env_kwargs
+    copy.write_bytes(copy.read_bytes() + b"\0")  # retrained in place: another cell, not the saved one
+    assert BenchConfig(agents=(f"mara:{copy}", "edf"), loads=("train",), seeds=1).cells()[0].key != ours.key
+
+
+def test_summary_pairs_by_seed_and_leaves_a_failed_reference_out():
+    from mara_agents.bench.summary import summary_rows
+
+    def cell(agent: str, load: str, rates: list[float]) -> dict:
+        records = [{"seed": s, "completion_rate": r, "completed": 1} for s, r in zip((3, 4, 5), rates)]
+        return {"cell": {"agent": agent, "workload": "synthetic", "load": load}, "records": records}
+
+    config = BenchConfig(agents=("ref", "new"), loads=("train", "heavy"), seeds=3, seed_start=3)
+    done = [cell("ref", "train", [0.5, 0.6, 0.7]), cell("new", "train", [0.6, 0.8, 0.7])]
+    done.append(cell("new", "heavy", [0.1] * 3))
+    rows = {(r["agent"], r["load"]): r for r in summary_rows(config, done)}
+    diff = rows[("new", "train")]["diff"]["completion_rate"]
+    assert diff["mean"] == pytest.approx(0.1) and diff["n"] == 3
+    assert diff["ci95"] == pytest.approx(4.303 * 0.1 / 3**0.5)  # t(2) x sd of (0.1, 0.2, 0.0) / sqrt(3)
+    assert rows[("new", "heavy")]["diff"] is None  # the reference's cell failed: nothing to pair with
