@@ -184,6 +184,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     shown = ", ".join(f"{k}={v}" for k, v in env_kwargs.items())
     print(f"{len(seeds)} seeds ({seeds[0]}..{seeds[-1]}); {shown}; mean ± 95% CI (n/a: undefined)\n")
     print(format_table(summaries))
+    if all(r.get("arrived", 1) == 0 for rs in records.values() for r in rs):
+        print(f"mara compare: no task arrived within --horizon {args.horizon} in any episode: every rate is 0 "
+              "by convention; use a longer horizon", file=sys.stderr)  # fmt: skip
     if args.json:
         write_json(Path(args.json), {"config": env_kwargs, "seeds": seeds, "records": records})
     return 0

@@ -86,7 +86,9 @@ def test_compare_and_bench_give_the_same_numbers_for_the_same_agents_and_env(tmp
 
 def test_compare_with_a_horizon_too_short_for_any_task_prints_no_nan(capsys):
     code, out, err = run(capsys, "compare", "--agents", "edf", "--seeds", "1", "--horizon", "5", "--quiet")
-    assert code == 0 and "nan" not in out and "± n/a" in out
+    assert code == 0 and "nan" not in out and "± n/a" in out  # one seed: no interval
+    code, out, err = run(capsys, "compare", "--agents", "edf", "--seeds", "3", "--horizon", "1", "--quiet")
+    assert code == 0 and "nan" not in out and "no task arrived within --horizon 1 in any episode" in err
 
 
 def test_bench_replays_a_trace_with_its_own_column_names(tmp_path, capsys):

@@ -128,7 +128,7 @@ def results_markdown(config: BenchConfig, table: str, failures: list[dict], figu
         f"agents x workloads x loads = {len(config.agents)} x {len(config.workloads)} x {len(config.loads)} cells; "
         f"seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} per cell); {config.num_nodes} nodes, "
         f"{config.max_tasks} table rows, {config.horizon} slots, {arrivals}, {config.curve_split}-split curves; "
-        "mean ± 95% CI over seeds (n/a: one seed, or nothing arrived)."
+        "mean ± 95% CI over seeds (n/a: one seed)."
     )
     failed = [f"- {m.splitlines()[0]}" for m in dict.fromkeys(f["error"]["message"] for f in failures)] or ["none"]
     images = [f"![{path.stem.replace('_', ' ')}]({path.name})" for path in figures]
