@@ -10,7 +10,8 @@ from all the grid's cells on every run.
 
 Modules: :mod:`.config` (the grid), :mod:`.cells` (cells and their files), :mod:`.worker` and
 :mod:`.pool` (worker processes), :mod:`.backends` (local, Ray), :mod:`.report` and :mod:`.summary`
-(tables, CSV/JSON/markdown), :mod:`.figures`, :mod:`.run` (:func:`run_bench`).
+(tables, CSV/JSON/markdown), :mod:`.figures`, :mod:`.run` (:func:`run_bench`), :mod:`.cli` (the
+``mara bench`` subcommand and the options it shares with ``mara compare``).
 """
 
 from mara_agents.bench.backends import LOCAL_RAY
