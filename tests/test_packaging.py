@@ -6,6 +6,7 @@ the built file with ``--no-deps``. Everything runs from a temporary working dire
 source tree is never on ``sys.path``: what loads is the installed copy.
 """
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -86,4 +87,5 @@ def test_installs_into_a_fresh_venv_where_banks_weights_and_cli_work(dists, kind
     done = subprocess.run([str(mara), *args], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| edf |" in done.stdout
-    assert (tmp_path / "bench" / "config.json").is_file()
+    versions = json.loads((tmp_path / "bench" / "config.json").read_text())["versions"]
+    assert versions["distribution"] == DIST_NAME and versions["mara"] == metadata.version(DIST_NAME)
