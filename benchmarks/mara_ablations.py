@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mara_agents.bench import BenchConfig, cell_records, run_bench
 from mara_agents.mara.ppo import PPOConfig, train
-from mara_agents.stats import format_mean_ci, summarize
+from mara_agents.stats import format_table, summarize
 
 VARIANTS: dict[str, Callable[[PPOConfig], None]] = {
     "full": lambda c: None,
@@ -61,10 +61,6 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=300, help="slots per evaluation episode (smoke runs)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the evaluation")
     args = parser.parse_args()
-    lines = [
-        "| variant | completion rate (greedy) | warm start (5 val seeds) | training time |",
-        "|---|---|---|---|",
-    ]
     infos = {name: run_variant(name, args.turns, args.out) for name in args.variants}
     agents = {name: f"mara:{args.out / name / 'checkpoint.pt'}" for name in args.variants}
     config = BenchConfig(tuple(agents.values()), ("synthetic",), ("train",), args.seeds, horizon=args.horizon)
@@ -72,14 +68,16 @@ def main() -> None:
     if result.failures:
         raise SystemExit("failed cells:\n" + "\n".join(e["message"].splitlines()[0] for e in result.failures))
     records = cell_records(args.out / "bench")
+    rows = []
     for name, info in infos.items():
-        rate = format_mean_ci(summarize(records[(agents[name], "synthetic", "train")])["completion_rate"])
+        rate = summarize(records[(agents[name], "synthetic", "train")])["completion_rate"]
         warm = "n/a" if info["warm_start_eval"] is None else f"{info['warm_start_eval']:.3f}"
-        lines.append(f"| {name} | {rate} | {warm} | {info['seconds'] / 60:.0f} min |")
+        rows.append([name, rate, warm, f"{info['seconds'] / 60:.0f} min"])
+    header = ["variant", "completion rate (greedy)", "warm start (5 val seeds)", "training time"]
     text = (
         f"Each variant: the default configuration with one change, {args.turns:,} PPO node turns; "
         f"evaluated greedily on test curves, seeds 0..{args.seeds - 1}, `synthetic` at the `train` load "
-        f"(mean ± 95% CI).\n\n" + "\n".join(lines) + "\n"
+        f"(mean ± 95% CI).\n\n" + format_table(header, rows) + "\n"
     )
     print(text)
     if args.report:
