@@ -15,10 +15,10 @@ Modules: :mod:`.config` (the grid), :mod:`.cells` (cells and their files), :mod:
 """
 
 from mara_agents.bench.backends import LOCAL_RAY
-from mara_agents.bench.cells import Cell, read_cell
+from mara_agents.bench.cells import Cell, failed_cell, load_value, read_cell
 from mara_agents.bench.config import ENV_DEFAULTS, BenchConfig, offered_load
 from mara_agents.bench.files import write_json
-from mara_agents.bench.report import cell_records, format_results
+from mara_agents.bench.report import cell_records, format_results, versions
 from mara_agents.bench.run import DEFAULT_CELL_TIMEOUT, BenchResult, default_jobs, run_bench
 from mara_agents.bench.worker import run_cell
 from mara_agents.registry import load_agent
@@ -32,11 +32,14 @@ __all__ = [
     "Cell",
     "cell_records",
     "default_jobs",
+    "failed_cell",
     "format_results",
     "load_agent",
+    "load_value",
     "offered_load",
     "read_cell",
     "run_bench",
     "run_cell",
+    "versions",
     "write_json",
 ]
