@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mara_agents import SCHEDULERS, BenchConfig, EDFScheduler, load_agent, register
+from mara_agents import SCHEDULERS, BenchConfig, EDFScheduler, evaluate, load_agent, register
 from mara_agents.cli import main
 from tests.bench_agents import NODES, TinyEDF
 
@@ -168,17 +168,18 @@ def test_ray_backend_gives_the_numbers_and_failures_of_the_local_workers(tmp_pat
     ray = pytest.importorskip("ray")
     agents = ["lara", f"{HERE}:HangsAtSlot3"]
     grid = [*GRID[:3], "train", *GRID[5:]]  # one load
-    assert bench(tmp_path / "pool", agents, "--jobs", "2", "--cell-timeout", "2", grid=grid) == 1
     ray.init(num_cpus=2, include_dashboard=False)
     try:
         assert bench(tmp_path / "ray", agents, "--ray", "--cell-timeout", "2", grid=grid) == 1
     finally:
         ray.shutdown()
     assert json.loads((tmp_path / "ray" / "config.json").read_text())["run"]["backend"] == "ray"
-    assert rows(tmp_path / "ray" / "results.json") == rows(tmp_path / "pool" / "results.json")
-    for backend in ("pool", "ray"):
-        (failed,) = json.loads((tmp_path / backend / "failures.json").read_text())
-        assert failed["agent"] == f"{HERE}:HangsAtSlot3" and "seed 0, slot 3: timed out after 2 s" in failed["message"]
+    here = evaluate("lara", [0, 1], workload="synthetic", load="train", horizon=60, num_nodes=NODES)
+    labels = {"agent": "lara", "workload": "synthetic", "load": "train"}
+    expected = [{**labels, **{k: v for k, v in r.items() if k != "wall_seconds"}} for r in here]
+    assert rows(tmp_path / "ray" / "results.json") == expected  # the episodes of this process and of the workers
+    (failed,) = json.loads((tmp_path / "ray" / "failures.json").read_text())
+    assert failed["agent"] == f"{HERE}:HangsAtSlot3" and "seed 0, slot 3: timed out after 2 s" in failed["message"]
 
 
 def test_cells_of_a_checkpoint_agent_are_keyed_by_its_contents(tmp_path):
