@@ -183,3 +183,15 @@ def test_a_trace_of_one_instant_gets_one_second_slots(tmp_path):
     arrivals = TraceArrivals(write(tmp_path, "submit_time,deadline\n5,5\n5,5\n"))
     plan = arrivals.plan(None, 0.0, 100)
     assert arrivals.unit(100) == 1.0 and plan.slots.tolist() == [0, 0] and plan.deadlines.tolist() == [0, 0]
+
+
+def test_bodies_are_drawn_in_chunks_without_changing_small_episodes(monkeypatch):
+    from mara_env.workloads import base
+
+    workload = make_workload("synthetic", "test")
+    whole = workload.sample_tasks(np.random.default_rng(3), 50)
+    same = base.draw_bodies(workload, np.random.default_rng(3), 50)
+    assert [d.target for d in same] == [d.target for d in whole]
+    monkeypatch.setattr(base, "BODY_CHUNK", 16)
+    chunked = base.draw_bodies(workload, np.random.default_rng(3), 50)
+    assert len(chunked) == 50 and [d.target for d in chunked[:16]] == [d.target for d in whole[:16]]

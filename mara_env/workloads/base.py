@@ -132,6 +132,21 @@ def with_need(draw: TaskDraw, need: float) -> TaskDraw:
     return draw._replace(curve=curve)
 
 
+# Task bodies are drawn in chunks of this many, so a long trace's episode does not hold every
+# workload's temporaries at once (episodes of at most this many tasks draw exactly as in one call).
+BODY_CHUNK = 4096
+
+
+def draw_bodies(workload: Workload, rng: np.random.Generator, count: int) -> list[TaskDraw]:
+    """``count`` task bodies from ``workload``, in chunks of :data:`BODY_CHUNK`."""
+    if count <= BODY_CHUNK:
+        return workload.sample_tasks(rng, count)
+    draws: list[TaskDraw] = []
+    for start in range(0, count, BODY_CHUNK):
+        draws += workload.sample_tasks(rng, min(BODY_CHUNK, count - start))
+    return draws
+
+
 def generate_episode(
     workload: Workload,
     rng: np.random.Generator,
@@ -152,7 +167,7 @@ def generate_episode(
     deadlines = deadlines or DeadlineModel()
     arrivals = arrivals or PoissonArrivals()
     plan = arrivals.plan(rng, rate, horizon)
-    draws = workload.sample_tasks(rng, plan.slots.size)
+    draws = draw_bodies(workload, rng, plan.slots.size)
     slots, due, needs = plan.slots.tolist(), plan.deadlines.tolist(), plan.needs.tolist()
     tasks: list[TaskSpec] = []
     late = 0
