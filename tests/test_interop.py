@@ -1,5 +1,6 @@
 """Gymnasium views, the SB3 adapter, and the SB3/SuperSuit examples."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +13,13 @@ from gymnasium.utils.env_checker import check_env
 
 import mara_agents
 import mara_env
-from mara_agents.sb3 import SB3Scheduler, load_policy, save_policy
+from mara_agents.base import EnvRequirements
+from mara_agents.sb3 import OBSERVATION_SETTINGS, SB3Scheduler, load_policy, save_policy
 from mara_env.node_turns import NodeTurnEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"num_nodes": 3, "max_tasks": 4, "horizon": 40, "forecaster": "none"}
+TRAINED_ON_SMALL = EnvRequirements.trained_on(SMALL, shape=OBSERVATION_SETTINGS)
 
 
 @pytest.mark.parametrize("num_nodes", [1, 4])
@@ -53,9 +56,11 @@ def tiny_model():
 def test_sb3_scheduler_runs_in_the_runner_and_respects_masks():
     model = tiny_model()
     model.learn(total_timesteps=64)
-    records = mara_agents.evaluate(SB3Scheduler(model), [0, 1], **SMALL)  # a masked action would raise
+    strict = {**SMALL, "invalid_action": "raise"}  # a masked action would raise
+    records = mara_agents.evaluate(SB3Scheduler(model, requirements=TRAINED_ON_SMALL), [0, 1], **strict)
     assert all(r["completed"] + r["expired"] == r["arrived"] for r in records)
-    sampled = mara_agents.evaluate(SB3Scheduler(model, deterministic=False), [0], **SMALL)
+    sampled = SB3Scheduler(model, deterministic=False, requirements=TRAINED_ON_SMALL)
+    sampled = mara_agents.evaluate(sampled, [0], **strict)
     assert sampled[0]["arrived"] == records[0]["arrived"]
 
 
@@ -63,7 +68,7 @@ def test_saved_policy_reloads_safely_and_acts_the_same(tmp_path):
     model = tiny_model()
     path = save_policy(model, tmp_path / "policy.pt", SMALL)
     reloaded = load_policy(path)
-    assert reloaded.env_kwargs == {"forecaster": "none", "max_tasks": 4}
+    assert reloaded.requirements == EnvRequirements(reads_forecasts=False, forecaster="none", settings={"max_tasks": 4})
     env = mara_env.raw_env(**SMALL)
     env.reset(seed=3)
     for _ in range(30):
@@ -96,6 +101,8 @@ def test_sb3_examples_train_a_few_hundred_steps(tmp_path, script):
     args = [sys.executable, str(ROOT / "examples" / script), "--timesteps", "300", "--seeds", "1", "--horizon", "60"]
     if script == "sb3_maskable_ppo.py":
         args += ["--out", str(tmp_path / "p.pt")]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    # One torch thread: CI runs two test workers on two cores (70 s vs about 10 s for this run under load).
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| edf |" in done.stdout
