@@ -113,6 +113,7 @@ FOLDER = Path(tempfile.mkdtemp(prefix="mara_fuzz_"))  # hypothesis reuses it acr
 atexit.register(shutil.rmtree, FOLDER, True)
 
 
+@pytest.mark.filterwarnings("ignore:trace .* not played:UserWarning")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1), actions=st.lists(ACTIONS, max_size=80))
 def test_any_arguments_work_or_name_the_bad_one(data, seed, actions):

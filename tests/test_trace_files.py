@@ -196,3 +196,12 @@ def test_bodies_are_drawn_in_chunks_without_changing_small_episodes(monkeypatch)
     chunked = base.draw_bodies(workload, np.random.default_rng(3), 50)
     again = base.draw_bodies(workload, np.random.default_rng(3), 50)
     assert len(chunked) == 50 and [d.target for d in chunked] == [d.target for d in again]  # seeded
+
+
+def test_a_file_is_parsed_once_per_process_until_it_changes(tmp_path):
+    path = write(tmp_path, HEADER + ROWS)
+    first, second = TraceArrivals(path, slot_seconds=60), TraceArrivals(path)
+    assert first.table is second.table
+    assert TraceArrivals(path, columns={"gpus": "gpus"}).table is first.table  # the same full mapping
+    path.write_text(HEADER + "0,3600,resnet50,1800,2\n")
+    assert len(TraceArrivals(path)) == 1

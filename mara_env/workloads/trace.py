@@ -11,6 +11,7 @@ import io
 import math
 import warnings
 from array import array
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -119,6 +120,8 @@ class TraceTable:
         self.model_names = list(models)
         self.model = np.frombuffer(self._codes, dtype=np.int32)
         self._check()
+        for name in ("row", "model", "gpu_seconds", *NUMERIC):
+            getattr(self, name).flags.writeable = False  # tables are shared (read_table)
 
     # One pass over the rows; a row the fast path cannot take goes through _slow_row, which either
     # fills defaults or raises the precise error.
@@ -196,6 +199,32 @@ class TraceTable:
         return self.row.size
 
 
+_TABLES: OrderedDict[tuple, TraceTable] = OrderedDict()
+_TABLES_KEPT = 4
+
+
+def read_table(path: Path, columns: Mapping[str, str] | None = None) -> TraceTable:
+    """The parsed table of ``path``, shared by every process object of this file in this process.
+
+    Keyed by the file's resolved path, size and modification time and the column mapping, so an
+    edited file is read again; the last few tables are kept (a bench's worker makes many envs).
+    """
+    mapping = check_columns(columns)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(mapping.items())))
+    except OSError:
+        return TraceTable(path, mapping)  # missing or unreadable: let the table name the problem
+    if key in _TABLES:
+        _TABLES.move_to_end(key)
+        return _TABLES[key]
+    table = TraceTable(path, mapping)
+    _TABLES[key] = table
+    while len(_TABLES) > _TABLES_KEPT:
+        _TABLES.popitem(last=False)
+    return table
+
+
 class TraceArrivals:
     """Replay a CSV trace of job submissions, scaled to slots.
 
@@ -214,6 +243,7 @@ class TraceArrivals:
     columns:
         Our column name -> the file's, e.g. ``{"submit_time": "submission_time", "gpus": "num_gpu"}``.
 
+    The file is parsed once per process (:func:`read_table`); each horizon's plan is computed once.
     Times are shifted so the first submission is slot 0. A task's need is
     ``duration x gpus / slot_seconds`` node-slots. Rows submitted at or after the horizon, or due at
     or after it, are not played: their number is :attr:`rows_dropped` (of the latest episode) and a
@@ -237,7 +267,7 @@ class TraceArrivals:
             slot_seconds = float(slot_seconds)
         self.path = Path(path)
         self.slot_seconds = slot_seconds
-        self.table = TraceTable(self.path, columns)
+        self.table = read_table(self.path, columns)
         self.rows_dropped = 0
         self._plans: dict[int, tuple[ArrivalPlan, np.ndarray]] = {}
         self._warned = False
