@@ -73,3 +73,9 @@ def test_example_trains_on_a_running_cluster_with_a_remote_env_runner(local_ray,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "iteration 1: " in done.stdout and "| rllib_ppo |" in done.stdout and "| lara |" in done.stdout
+
+
+def test_ray_stays_optional():
+    script = "import sys, mara_agents, mara_env; print('ray' in sys.modules, 'mara_agents.rllib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "False"], done.stderr[-2000:]
