@@ -13,7 +13,9 @@ Loaders then check their own configuration and shapes (e.g. :mod:`mara_agents.ma
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def non_finite_tensors(blob: object, prefix: str = "") -> list[str]:
@@ -68,3 +70,34 @@ def load_tensor_file(path: str | Path, expected_format: str, label: str, how_to_
         shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         raise ValueError(f"{label} {path} holds non-finite values (NaN or infinity) in {shown}")
     return blob
+
+
+def check_state_dict(
+    state_dict: object, build: Callable[[], Any], where: str, max_parameters: int = 50_000_000
+) -> None:
+    """``ValueError`` (prefixed by ``where``) unless ``state_dict`` holds exactly the tensors ``build()``'s
+    module has, shape for shape.
+
+    ``build`` runs on PyTorch's ``meta`` device, so nothing is allocated: bound the configuration it
+    reads first (a module of 100,000 layers still takes time to construct, even without memory).
+    """
+    import torch
+
+    if not isinstance(state_dict, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state_dict.items()
+    ):
+        raise ValueError(f"{where}: state_dict must map names to tensors")
+    if sum(v.numel() for v in state_dict.values()) > max_parameters:
+        raise ValueError(f"{where}: more than {max_parameters:,} parameters")
+    with torch.device("meta"):  # shapes only
+        expected = {k: tuple(v.shape) for k, v in build().state_dict().items()}
+    missing, unexpected = sorted(set(expected) - set(state_dict)), sorted(set(state_dict) - set(expected))
+    if missing or unexpected:
+        raise ValueError(
+            f"{where}: tensors do not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}"
+        )
+    wrong = [
+        f"{k} {tuple(v.shape)} (expected {expected[k]})" for k, v in state_dict.items() if tuple(v.shape) != expected[k]
+    ]
+    if wrong:
+        raise ValueError(f"{where}: tensor shapes do not match its config: {', '.join(wrong[:5])}")
