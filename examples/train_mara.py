@@ -34,6 +34,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--forecaster", choices=["none", "wls", "dkf", "flow"], help="the policy's forecast features")
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
     parser.add_argument("--non-autoregressive", action="store_true", help="hide earlier nodes' choices from the actor")
+    parser.add_argument(
+        "--architecture",
+        choices=["joint", "slot"],
+        help="actor: joint (a transformer pass per turn) or slot (slot encoded once; fast at scale)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, help="iterations between evaluations beside lara")
     parser.add_argument("--out", type=Path, default=Path("runs/mara"))
@@ -62,6 +67,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.no_shaping:
         config.env["shaping"] = False
     config.autoregressive = not args.non_autoregressive
+    if args.architecture is not None:
+        config.architecture = args.architecture
     return config
 
 

@@ -17,7 +17,9 @@ from mara_env.env import live_turns, raw_env
 def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     """One episode of ``scheduler`` on ``env`` (reset with ``seed``); returns its record.
 
-    The record holds the env's metrics, the team ``return``, ``wall_seconds`` and ``upper_bound``:
+    The record holds the env's metrics, ``invalid_actions`` (actions the env played as idle because they
+    were masked or malformed: a correct scheduler has 0), the team ``return``, ``wall_seconds`` and
+    ``upper_bound``:
     the LP ceiling on the episode's completions (:func:`mara_env.core.upper_bound.env_upper_bound`).
     """
     start = time.perf_counter()
@@ -28,7 +30,7 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
         env.step(scheduler.act(env.observe(agent), agent))
         # Rewards are 0 except after a slot's last node, when every node gets the team reward.
         team_return += env.rewards[agent]
-    record = {"seed": int(seed), **env.sim.metrics(), "return": team_return}
+    record = {"seed": int(seed), **env.sim.metrics(), "invalid_actions": env.invalid_actions, "return": team_return}
     record["wall_seconds"] = time.perf_counter() - start
     # The LP ceiling on this episode's completions (same tasks and faults whatever was played).
     record["upper_bound"] = env_upper_bound(env).completions
@@ -85,7 +87,8 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
     list of dict
         Per episode: ``seed``, ``completion_rate``, ``completed``, ``arrived``, ``expired``,
         ``wasted_work``, ``utilisation``, ``switches_per_task``, ``mean_failure_shortfall``,
-        ``return`` (the team return, shaped if ``shaping=True``) and ``wall_seconds``.
+        ``invalid_actions``, ``return`` (the team return, shaped if ``shaping=True``), ``wall_seconds``
+        and ``upper_bound``.
     """
     scheduler = make(agent) if isinstance(agent, str) else agent
     env = raw_env(**env_config(scheduler, env_kwargs))

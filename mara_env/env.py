@@ -138,6 +138,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def invalid_action(self) -> str:
         return self.config.invalid_action
 
+    @property
+    def invalid_actions(self) -> int:
+        """Invalid actions played as idle so far this episode (``invalid_action="idle"``)."""
+        return self._invalid_actions
+
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]

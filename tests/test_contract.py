@@ -210,3 +210,21 @@ def test_layout_names_every_global_and_node_feature_once():
     assert list(layout.global_index) == list(GLOBAL_FEATURES)
     assert layout.slices["node"].stop - layout.slices["node"].start == len(NODE_FEATURES)
     assert layout.state_slices["nodes"].stop - layout.state_slices["nodes"].start == 3 * len(NODE_FEATURES)
+
+
+class PlaysMaskedRows:
+    """A buggy scheduler: always asks for the last row, empty or not."""
+
+    requirements = NO_FORECASTS
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, agent):
+        return len(observation["action_mask"]) - 1
+
+
+def test_records_count_invalid_actions_so_a_buggy_scheduler_shows():
+    records = mara_agents.evaluate(PlaysMaskedRows(), [0], num_nodes=2, max_tasks=4, horizon=20)
+    assert records[0]["invalid_actions"] > 0
+    assert mara_agents.evaluate("edf", [0], num_nodes=2, max_tasks=4, horizon=20)[0]["invalid_actions"] == 0

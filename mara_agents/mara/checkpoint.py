@@ -14,16 +14,19 @@ from pathlib import Path
 import torch
 
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.config import MAX_HISTORY_WINDOW
-from mara_env.safe_load import load_tensor_file
+from mara_env.safe_load import check_state_dict, load_tensor_file
 
 FORMAT = "mara-policy-v1"
 # Inclusive ranges of the integer settings of a MARANet a checkpoint may ask for.
 CONFIG_BOUNDS = {"history_window": (1, MAX_HISTORY_WINDOW), "width": (4, 1024), "layers": (1, 16), "heads": (1, 32)}
 MAX_PARAMETERS = 50_000_000
+# The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
+ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 
 
-def save_checkpoint(net: MARANet, path: Path, env_kwargs: dict, extra: dict | None = None) -> Path:
+def save_checkpoint(net: MARANet | SlotMARANet, path: Path, env_kwargs: dict, extra: dict | None = None) -> Path:
     """Write the network's weights, its config, the env settings it was trained on and ``extra``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,13 +48,17 @@ def check_config(config: object, path: Path) -> dict:
     where = f"MARA checkpoint {path}"
     if not isinstance(config, dict):
         raise ValueError(f"{where}: config must be a dict, got {type(config).__name__}")
-    allowed = {*CONFIG_BOUNDS, "autoregressive"}
+    allowed = {*CONFIG_BOUNDS, "autoregressive", "architecture"}
     if not set(CONFIG_BOUNDS) <= set(config) <= allowed:
         raise ValueError(
-            f"{where}: config must have the keys {sorted(CONFIG_BOUNDS)} and optionally 'autoregressive', "
-            f"got {sorted(config)}"
+            f"{where}: config must have the keys {sorted(CONFIG_BOUNDS)} and optionally 'autoregressive' and "
+            f"'architecture', got {sorted(config)}"
         )
     config = {"autoregressive": True, **config}  # checkpoints from before the ablation flag existed
+    if config.get("architecture", "joint") not in ARCHITECTURES:
+        raise ValueError(
+            f"{where}: config architecture must be one of {sorted(ARCHITECTURES)}, got {config['architecture']!r}"
+        )
     for key, (low, high) in CONFIG_BOUNDS.items():
         value = config[key]
         if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
@@ -63,30 +70,18 @@ def check_config(config: object, path: Path) -> dict:
     return config
 
 
+def build(config: dict) -> MARANet | SlotMARANet:
+    """The network a checked config describes (its ``architecture``, the joint actor by default)."""
+    settings = {k: v for k, v in config.items() if k != "architecture"}
+    return ARCHITECTURES[config.get("architecture", "joint")](**settings)
+
+
 def check_shapes(state_dict: object, config: dict, path: Path) -> None:
     """``ValueError`` unless ``state_dict`` holds exactly the tensors ``config`` gives, shape for shape."""
-    where = f"MARA checkpoint {path}"
-    if not isinstance(state_dict, dict) or not all(
-        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state_dict.items()
-    ):
-        raise ValueError(f"{where}: state_dict must map names to tensors")
-    if sum(v.numel() for v in state_dict.values()) > MAX_PARAMETERS:
-        raise ValueError(f"{where}: more than {MAX_PARAMETERS:,} parameters")
-    with torch.device("meta"):  # shapes only: nothing is allocated
-        expected = {k: tuple(v.shape) for k, v in MARANet(**config).state_dict().items()}
-    missing, unexpected = sorted(set(expected) - set(state_dict)), sorted(set(state_dict) - set(expected))
-    if missing or unexpected:
-        raise ValueError(
-            f"{where}: tensors do not match its config: missing {missing[:5]}, unexpected {unexpected[:5]}"
-        )
-    wrong = [
-        f"{k} {tuple(v.shape)} (expected {expected[k]})" for k, v in state_dict.items() if tuple(v.shape) != expected[k]
-    ]
-    if wrong:
-        raise ValueError(f"{where}: tensor shapes do not match its config: {', '.join(wrong[:5])}")
+    check_state_dict(state_dict, lambda: build(config), f"MARA checkpoint {path}", MAX_PARAMETERS)
 
 
-def load_checkpoint(path: Path) -> tuple[MARANet, dict, dict]:
+def load_checkpoint(path: Path) -> tuple[MARANet | SlotMARANet, dict, dict]:
     """``(net, env settings, extra)``; ``ValueError`` for a missing, corrupt, foreign or mismatched file."""
     blob = load_tensor_file(path, FORMAT, "MARA checkpoint", "train one with examples/train_mara.py")
     config = check_config(blob.get("config"), Path(path))
@@ -94,7 +89,7 @@ def load_checkpoint(path: Path) -> tuple[MARANet, dict, dict]:
     env, extra = blob.get("env", {}), blob.get("extra", {})
     if not isinstance(env, dict) or not isinstance(extra, dict):
         raise ValueError(f"MARA checkpoint {path}: 'env' and 'extra' must be dicts")
-    net = MARANet(**config)
+    net = build(config)
     try:
         net.load_state_dict(blob["state_dict"])
     except (TypeError, KeyError, RuntimeError) as err:

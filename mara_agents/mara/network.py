@@ -44,7 +44,8 @@ def batch_layout(batch: torch.Tensor, state: bool = False) -> ObservationLayout:
 def orthogonal(layer: nn.Linear, gain: float = float(np.sqrt(2.0))) -> nn.Linear:
     """Orthogonal weights and zero bias (the PPO initialisation)."""
     nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
     return layer
 
 
@@ -139,8 +140,14 @@ class MARANet(nn.Module):
 
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
         """Value ``(n,)`` of a batch of ``state()`` vectors of one env size (layout from their header)."""
-        globals_, nodes, rows, windows = batch_layout(state, state=True).split_state(state)
-        tokens = self.critic_rows(rows, windows, globals_)
-        present = (rows[..., PRESENT] > 0.5).float()[..., None]
-        pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)
-        return self.value_head(torch.cat([pooled, globals_, nodes.mean(1)], dim=-1)).squeeze(-1)
+        return critic_value(self.critic_rows, self.value_head, state)
+
+
+def critic_value(rows_encoder: RowEncoder, value_head: nn.Module, state: torch.Tensor) -> torch.Tensor:
+    """The centralised critic: row tokens of the state's table, mean-pooled over present rows, with the
+    slot's global features and the mean node features, through the value head."""
+    globals_, nodes, rows, windows = batch_layout(state, state=True).split_state(state)
+    tokens = rows_encoder(rows, windows, globals_)
+    present = (rows[..., PRESENT] > 0.5).float()[..., None]
+    pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)
+    return value_head(torch.cat([pooled, globals_, nodes.mean(1)], dim=-1)).squeeze(-1)

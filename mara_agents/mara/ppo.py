@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.workers import WorkerPool
 from mara_env.config import DEFAULTS
@@ -61,6 +61,7 @@ class PPOConfig:
     width: int = 64
     layers: int = 2
     autoregressive: bool = True
+    architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
     eval_every: int = 40
     eval_seeds: int = 5
     env: dict = field(
@@ -140,11 +141,15 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     rng = np.random.default_rng(config.seed)
     env_cfg = config.env
     m, k = env_cfg["num_nodes"], env_cfg["max_tasks"]
-    net = MARANet(
-        history_window=env_cfg.get("history_window", DEFAULTS.history_window),
-        width=config.width,
-        layers=config.layers,
-        autoregressive=config.autoregressive,
+    net = build(
+        {
+            "architecture": config.architecture,
+            "history_window": env_cfg.get("history_window", DEFAULTS.history_window),
+            "width": config.width,
+            "layers": config.layers,
+            "heads": 4,
+            "autoregressive": config.autoregressive,
+        }
     )
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from mara_agents.base import EnvRequirements
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.slot_network import NumpyTurnHead, SlotEncoding, SlotMARANet
+from mara_env.observation import layout_of
 from mara_env.torch_threads import torch_threads
 
 SHIPPED_CHECKPOINT = Path(__file__).parent / "weights" / "mara.pt"
@@ -35,13 +38,13 @@ class MARAScheduler:
 
     def __init__(
         self,
-        checkpoint: str | Path | MARANet,
+        checkpoint: str | Path | MARANet | SlotMARANet,
         deterministic: bool = True,
         seed: int | None = 0,
         threads: int | None = 1,
         trained_env: dict | None = None,
     ) -> None:
-        if isinstance(checkpoint, MARANet):
+        if isinstance(checkpoint, nn.Module):
             self.net, env = checkpoint, dict(trained_env or {})
         else:
             self.net, env, _ = load_checkpoint(Path(checkpoint))
@@ -49,18 +52,30 @@ class MARAScheduler:
         trained = {**env, "history_window": self.net.config["history_window"]}
         self.requirements = EnvRequirements.trained_on(trained)
         self.threads = threads
+        self._head = NumpyTurnHead(self.net) if isinstance(self.net, SlotMARANet) else None
         self.deterministic = deterministic
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
         self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
+        self._slot: tuple[np.ndarray, SlotEncoding] | None = None  # a slot-encoding net's current slot
 
     def act(self, observation: dict, agent: str) -> int:
         vector = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.float32)
         with torch_threads(self.threads), torch.inference_mode():
-            logits = self.net.logits(torch.as_tensor(vector)[None], torch.as_tensor(mask)[None])[0]
+            logits = self._logits(vector, mask)
             if self.deterministic:
-                return int(torch.argmax(logits))
+                return int(np.argmax(logits.numpy()))
             probs = torch.softmax(logits, dim=0)
             return int(torch.multinomial(probs, 1, generator=self.generator))
+
+    def _logits(self, vector: np.ndarray, mask: np.ndarray) -> torch.Tensor:
+        """The network's logits; a slot-encoding network encodes each slot once for all its nodes."""
+        batch = torch.as_tensor(vector)[None]
+        if not isinstance(self.net, SlotMARANet):
+            return self.net.logits(batch, torch.as_tensor(mask)[None])[0]
+        shared = layout_of(vector).slot_part(vector)
+        if self._slot is None or not np.array_equal(self._slot[0], shared):
+            self._slot = (shared, self.net.encode(batch))
+        return torch.from_numpy(self._head.logits(self._slot[1], vector, mask))

@@ -132,6 +132,16 @@ class ObservationLayout:
         windows = table[..., self.row_inputs :].reshape(*lead, self.max_tasks, self.history_window, 2)
         return table[..., : self.row_inputs], windows
 
+    def slot_part(self, vector: np.ndarray) -> np.ndarray:
+        """A copy of observation ``vector`` with what changes between the turns of a slot zeroed (the
+        node's features, ``free_nodes``, ``chosen_now``): equal for every node of one slot."""
+        out = np.array(vector, dtype=np.float32, copy=True)
+        out[self.slices["node"]] = 0.0
+        out[self.slices["global"].start + self.global_index["free_nodes"]] = 0.0
+        table = out[self.slices["table"]].reshape(self.max_tasks, self.row_size)
+        table[:, self.row_index["chosen_now"]] = 0.0
+        return out
+
     def with_forecasts(self, vector: np.ndarray, features: np.ndarray) -> np.ndarray:
         """A copy of observation ``vector`` whose forecast columns are ``features`` ``(K_max, 5)``."""
         out = np.array(vector, dtype=np.float32, copy=True)

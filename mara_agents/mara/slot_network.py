@@ -1,0 +1,176 @@
+"""A MARA actor that encodes a slot once and scores each node's turn with a light head.
+
+Within a slot, only two things change between the turns of its nodes: how many earlier nodes chose
+each row (``chosen_now``) and who is choosing. The joint actor of :class:`~.network.MARANet` runs its
+whole transformer again at every turn. This actor splits the work:
+
+- **slot encoding** (once per slot): every row becomes a token from its row and forecast features
+  (``chosen_now`` excluded), a summary of its history window, and the slot's context (time, nodes up,
+  live and queued tasks); a transformer mixes them with a learned slot token (never masked, so a slot
+  with no task is well defined, and its output summarises the slot). The first layer of the turn
+  head is applied to the row tokens here too, so a turn only adds to it.
+- **turn head** (once per node): per row, the cached projection plus the turn's inputs (``chosen_now``,
+  whether this node trained the row last slot, nodes that trained it last slot) and the node's own
+  features (speed, up, nodes still to decide), through ``tanh`` to a score; idle is scored from the
+  slot token and the same node features. Logits are ``[idle, row 0, ..., row K-1]``.
+
+The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
+turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
+one slot's encoding across its nodes. Parameters do not depend on ``M`` or ``K_max``. The critic is
+the same kind as :class:`~.network.MARANet`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, orthogonal, own_row
+from mara_env.config import DEFAULTS
+from mara_env.observation import GLOBAL_FEATURES, NODE_FEATURES, ROW_FEATURES, layout_of
+
+SLOT_CONTEXT = tuple(name for name in GLOBAL_FEATURES if name != "free_nodes")
+_SLOT_CONTEXT_INDEX = [GLOBAL_FEATURES.index(name) for name in SLOT_CONTEXT]
+_FREE_NODES = GLOBAL_FEATURES.index("free_nodes")
+_CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
+_NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
+_NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
+_LAST_ACTION = NODE_FEATURES.index("last_action")
+TURN_ROW_INPUTS = 3  # chosen_now, own row, nodes last slot
+TURN_NODE_INPUTS = len(_NODE_INPUTS) + 1  # speed, up, free nodes
+
+
+@dataclass
+class SlotEncoding:
+    """What a slot's turns share: per-row head projections, the pooled slot, and the present rows."""
+
+    projected: torch.Tensor  # (n, K, width): first head layer applied to the row tokens
+    pooled: torch.Tensor  # (n, width): the slot token's output
+
+    @property
+    def projected_np(self) -> np.ndarray:
+        """The first observation's projections as numpy ``(K, width)`` (inference)."""
+        return self.projected[0].detach().numpy()
+
+    @property
+    def pooled_np(self) -> np.ndarray:
+        return self.pooled[0].detach().numpy()
+
+
+class SlotMARANet(nn.Module):
+    """Actor that encodes a slot once, with a per-turn pointer head; critic over the global state.
+
+    Parameters
+    ----------
+    history_window:
+        ``H`` of the env the net reads.
+    width, layers, heads:
+        Transformer size of the slot encoder.
+    autoregressive:
+        Let the head see ``chosen_now``; ``False`` is the non-autoregressive ablation.
+    """
+
+    architecture = "slot"
+
+    def __init__(
+        self,
+        history_window: int = DEFAULTS.history_window,
+        width: int = 64,
+        layers: int = 2,
+        heads: int = 4,
+        autoregressive: bool = True,
+    ) -> None:
+        super().__init__()
+        self.config = {
+            "architecture": self.architecture,
+            "history_window": history_window,
+            "width": width,
+            "layers": layers,
+            "heads": heads,
+            "autoregressive": autoregressive,
+        }
+        self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT), width, layers, heads)
+        self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
+        self.row_hidden = orthogonal(nn.Linear(width, width))
+        self.turn_hidden = orthogonal(nn.Linear(TURN_ROW_INPUTS + TURN_NODE_INPUTS, width, bias=False))
+        self.row_score = orthogonal(nn.Linear(width, 1), gain=0.01)
+        self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + 1, width))
+        self.idle_score = orthogonal(nn.Linear(width, 1), gain=0.01)
+        self.critic_rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
+        self.value_head = nn.Sequential(
+            orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
+            nn.Tanh(),
+            orthogonal(nn.Linear(width, 1), gain=1.0),
+        )
+
+    # ------------------------------------------------------------------ actor
+    def encode(self, observation: torch.Tensor) -> SlotEncoding:
+        """The slot's shared encoding from observation vectors (any node's, any turn of the slot)."""
+        _, globals_, rows, windows = batch_layout(observation).split_observation(observation)
+        rows = rows.clone()
+        rows[..., _CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
+        slot = self.slot_token.expand(observation.shape[0], -1, -1)
+        tokens = self.encoder(rows, windows, globals_[:, _SLOT_CONTEXT_INDEX], extra_tokens=slot)
+        return SlotEncoding(self.row_hidden(tokens[:, 1:]), tokens[:, 0])
+
+    def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
+        layout = batch_layout(observation)
+        node, globals_, rows, _ = layout.split_observation(observation)
+        chosen = rows[..., _CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
+        per_row = torch.stack([chosen, own_row(node, layout.max_tasks), rows[..., _NODES_LAST_SLOT]], dim=-1)
+        per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
+        inputs = torch.cat([per_row, per_node[:, None, :].expand(-1, layout.max_tasks, -1)], dim=-1)
+        scores = self.row_score(torch.tanh(encoding.projected + self.turn_hidden(inputs))).squeeze(-1)
+        idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True)], dim=-1)
+        idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
+        return torch.cat([idle, scores], dim=-1).masked_fill(mask < 0.5, float("-inf"))
+
+    def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
+        """Masked logits for a batch of observations (each encoded on its own; training uses this)."""
+        return self.turn_logits(self.encode(observation), observation, mask)
+
+    # ------------------------------------------------------------------ critic
+    def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
+        """Value ``(n,)`` of a batch of ``state()`` vectors (layout from their header)."""
+        return critic_value(self.critic_rows, self.value_head, state)
+
+
+class NumpyTurnHead:
+    """The turn head of a :class:`SlotMARANet` in numpy, for inference: the same function as
+    :meth:`SlotMARANet.turn_logits` for one observation, without torch's per-call overhead (a turn is a
+    few small products, where torch's dispatch would cost more than the arithmetic)."""
+
+    def __init__(self, net: SlotMARANet) -> None:
+        weight = net.turn_hidden.weight.detach().numpy()
+        self.turn_rows, self.turn_node = weight[:, :TURN_ROW_INPUTS].T.copy(), weight[:, TURN_ROW_INPUTS:].T.copy()
+        self.row_score = net.row_score.weight.detach().numpy()[0].copy()
+        self.row_bias = float(net.row_score.bias.detach()[0])
+        self.idle_weight = net.idle_hidden.weight.detach().numpy().T.copy()
+        self.idle_bias = net.idle_hidden.bias.detach().numpy().copy()
+        self.idle_score = net.idle_score.weight.detach().numpy()[0].copy()
+        self.idle_score_bias = float(net.idle_score.bias.detach()[0])
+        self.autoregressive = net.config["autoregressive"]
+
+    def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
+        layout = layout_of(vector)
+        k = layout.max_tasks
+        node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
+        table = vector[layout.slices["table"]].reshape(k, layout.row_size)
+        chosen = table[:, _CHOSEN_NOW] if self.autoregressive else np.zeros(k, dtype=np.float32)
+        own = np.zeros(k, dtype=np.float32)
+        last = int(round(float(node[_LAST_ACTION]) * k)) - 1
+        if last >= 0:
+            own[last] = 1.0
+        per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
+        per_row = np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1)
+        hidden = encoding.projected_np + (per_row @ self.turn_rows + per_node @ self.turn_node)
+        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
+        idle_in = np.concatenate([encoding.pooled_np, per_node, [chosen.sum()]]).astype(np.float32)
+        idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
+        logits = np.concatenate([[idle], scores]).astype(np.float32)
+        return np.where(mask > 0.5, logits, -np.inf)
