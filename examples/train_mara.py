@@ -39,6 +39,13 @@ def parse_args() -> argparse.Namespace:
         choices=["joint", "slot"],
         help="actor: joint (a transformer pass per turn) or slot (slot encoded once; fast at scale)",
     )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="rollout workers as Ray actors: on a new local Ray, or on the cluster at ADDRESS (same numbers)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, help="iterations between evaluations beside lara")
     parser.add_argument("--out", type=Path, default=Path("runs/mara"))
@@ -67,6 +74,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.no_shaping:
         config.env["shaping"] = False
     config.autoregressive = not args.non_autoregressive
+    config.ray_address = args.ray
     if args.architecture is not None:
         config.architecture = args.architecture
     return config

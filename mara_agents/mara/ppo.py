@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.workers import WorkerPool
+from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
 from mara_env.torch_threads import torch_threads
 
@@ -61,6 +61,7 @@ class PPOConfig:
     width: int = 64
     layers: int = 2
     autoregressive: bool = True
+    ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors
     architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
     eval_every: int = 40
     eval_seeds: int = 5
@@ -129,6 +130,14 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
     return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
 
 
+def make_pool(config: PPOConfig) -> WorkerPool | RayWorkerPool:
+    """The rollout workers: local processes, or Ray actors when ``config.ray_address`` is set."""
+    args = (config.num_envs, config.env, config.seed, config.processes, config.teacher)
+    if config.ray_address is None:
+        return WorkerPool(*args)
+    return RayWorkerPool(*args, address=config.ray_address)
+
+
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
     """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
     return _train(config, out, progress, torch.get_num_threads())
@@ -160,7 +169,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
     # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
     with torch_threads(1):
-        pool = WorkerPool(config.num_envs, env_cfg, config.seed, config.processes, config.teacher)
+        pool = make_pool(config)
         writer = _tensorboard(out)
         log_path = out / "log.csv"
         iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))

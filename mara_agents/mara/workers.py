@@ -1,6 +1,9 @@
-"""Rollout workers: each process runs several AEC env copies, one node turn per copy per request.
+"""Rollout workers: each worker runs several AEC env copies, one node turn per copy per request.
 
-The learner batches the policy over all copies and sends one action to each; a worker plays them,
+Workers are local processes (:class:`WorkerPool`, the default) or Ray actors on a local or remote Ray
+cluster (:class:`RayWorkerPool`); both run the same :class:`CopyGroup` over the same seeds, so a
+training run gives the same numbers on either. The learner batches the policy over all copies and
+sends one action to each; a worker plays them,
 resets a copy when its episode ends (next seed of the copy's own sequence), and answers for every
 copy with what the learner needs for the next turn: the acting node's observation and mask, the
 global state, the teacher's action for that turn (-1 without a teacher), the reward of the turn,
@@ -52,17 +55,33 @@ class EnvCopy:
         return (*self.turn(), reward, done, finished)
 
 
+class CopyGroup:
+    """The env copies one worker runs (a process or a Ray actor)."""
+
+    def __init__(self, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None) -> None:
+        self.copies = [EnvCopy(env_kwargs, seeds, teacher) for seeds in seed_lists]
+
+    def observe(self) -> list[tuple[Any, ...]]:
+        return [(*c.turn(), 0.0, False, None) for c in self.copies]
+
+    def step(self, actions: list[int]) -> list[tuple[Any, ...]]:
+        return [c.step(a) for c, a in zip(self.copies, actions)]
+
+
 def worker_loop(connection, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None) -> None:
-    copies = [EnvCopy(env_kwargs, seeds, teacher) for seeds in seed_lists]
+    group = CopyGroup(env_kwargs, seed_lists, teacher)
     while True:
         command, payload = connection.recv()
         if command == "close":
             connection.close()
             return
-        if command == "observe":
-            connection.send([(*c.turn(), 0.0, False, None) for c in copies])
-        else:
-            connection.send([c.step(a) for c, a in zip(copies, payload)])
+        connection.send(group.observe() if command == "observe" else group.step(payload))
+
+
+def copy_seeds(count: int, seed: int, episodes_per_copy: int) -> list[list[int]]:
+    """Episode seeds of every copy: copy ``i`` plays ``seed * 1_000_003 + i * episodes_per_copy + 0, 1, ...``."""
+    base = seed * 1_000_003
+    return [list(range(base + i * episodes_per_copy, base + (i + 1) * episodes_per_copy)) for i in range(count)]
 
 
 class WorkerPool:
@@ -87,8 +106,7 @@ class WorkerPool:
     ) -> None:
         processes = min(count, processes or count)
         context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        base = seed * 1_000_003
-        seeds = [list(range(base + i * episodes_per_copy, base + (i + 1) * episodes_per_copy)) for i in range(count)]
+        seeds = copy_seeds(count, seed, episodes_per_copy)
         self.shares = np.array_split(np.arange(count), processes)
         self.connections, self.processes = [], []
         for share in self.shares:
@@ -114,3 +132,59 @@ class WorkerPool:
             c.send(("close", None))
         for p in self.processes:
             p.join(timeout=5)
+
+
+class RayWorkerPool:
+    """The same env copies as :class:`WorkerPool`, run by Ray actors (one per share of copies).
+
+    Parameters
+    ----------
+    address:
+        ``"local"`` starts a Ray instance here with ``processes`` CPUs; otherwise the address of a
+        running Ray cluster (``ray start --head`` prints it), as ``ray.init(address=...)`` takes it.
+        Either way the actors import ``mara_env`` and ``mara_agents``, so the cluster's nodes need the
+        package installed.
+    """
+
+    def __init__(
+        self,
+        count: int,
+        env_kwargs: dict,
+        seed: int,
+        processes: int | None = None,
+        teacher: str | None = None,
+        episodes_per_copy: int = 100_000,
+        address: str = "local",
+    ) -> None:
+        import ray
+
+        processes = min(count, processes or count)
+        self._started = not ray.is_initialized()
+        if self._started:
+            local = address == "local"
+            ray.init(
+                address=None if local else address,
+                num_cpus=processes if local else None,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        seeds = copy_seeds(count, seed, episodes_per_copy)
+        self.shares = np.array_split(np.arange(count), processes)
+        actor = ray.remote(num_cpus=1)(CopyGroup)
+        self.actors = [actor.remote(env_kwargs, [seeds[i] for i in share], teacher) for share in self.shares]
+        self._ray = ray
+
+    def observe(self) -> list[tuple[Any, ...]]:
+        groups = self._ray.get([a.observe.remote() for a in self.actors])
+        return [turn for group in groups for turn in group]
+
+    def step(self, actions: np.ndarray) -> list[tuple[Any, ...]]:
+        refs = [a.step.remote(actions[share].tolist()) for a, share in zip(self.actors, self.shares)]
+        return [turn for group in self._ray.get(refs) for turn in group]
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self._ray.kill(actor)
+        if self._started:
+            self._ray.shutdown()
