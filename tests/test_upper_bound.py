@@ -170,3 +170,7 @@ def test_the_oracle_spends_nothing_on_a_job_it_cannot_finish(tmp_path):
     )
     assert record[0]["arrived"] == 1 and record[0]["expired"] == 1
     assert record[0]["wasted_work"] == 0.0 and record[0]["upper_bound"] < 1.0
+
+
+def test_the_mara_policy_stays_under_the_ceiling():
+    check_agents(range(2), agents=["mara"], horizon=80, load="heavy")
