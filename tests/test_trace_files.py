@@ -115,6 +115,13 @@ def test_cli_column_form():
         parse_trace_columns("start=submission_time")
     with pytest.raises(ValueError, match="same file column"):
         parse_trace_columns("submit_time=t,deadline=t")
+    with pytest.raises(ValueError, match="same file column"):  # deadline keeps its own name by default
+        parse_trace_columns("submit_time=deadline")
+    assert parse_trace_columns("submit_time=deadline,deadline=")["deadline"] is None
+    with pytest.raises(ValueError, match="OURS=THEIRS"):
+        parse_trace_columns("=x")
+    with pytest.raises(ValueError, match="None: an optional column"):
+        parse_trace_columns("submit_time=")
 
 
 def test_make_arrivals_forms(tmp_path):
@@ -205,3 +212,10 @@ def test_a_file_is_parsed_once_per_process_until_it_changes(tmp_path):
     assert TraceArrivals(path, columns={"gpus": "gpus"}).table is first.table  # the same full mapping
     path.write_text(HEADER + "0,3600,resnet50,1800,2\n")
     assert len(TraceArrivals(path)) == 1
+
+
+def test_an_optional_column_can_be_left_unread(tmp_path):
+    path = write(tmp_path, "deadline,duration\n100,60\n700,60\n")  # "deadline" here means submission
+    arrivals = TraceArrivals(path, slot_seconds=60, columns={"submit_time": "deadline", "deadline": None})
+    plan = arrivals.plan(None, 0.0, 50)
+    assert plan.slots.tolist() == [0, 10] and plan.deadlines.tolist() == [-1, -1]

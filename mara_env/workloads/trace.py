@@ -30,23 +30,30 @@ MAX_NEED = 1e15
 _SNIFF_BYTES = 8192
 
 
-def parse_trace_columns(text: str) -> dict[str, str]:
-    """The CLI form ``submit_time=submission_time,gpus=num_gpu`` as a mapping (ours -> the file's)."""
-    mapping: dict[str, str] = {}
+def parse_trace_columns(text: str) -> dict[str, str | None]:
+    """The CLI form ``submit_time=submission_time,gpus=num_gpu`` as a mapping (ours -> the file's).
+
+    ``deadline=`` (nothing after ``=``) maps an optional column to ``None``: not read.
+    """
+    mapping: dict[str, str | None] = {}
     for part in (p.strip() for p in str(text).split(",")):
         if not part:
             continue
         ours, sep, theirs = (s.strip() for s in part.partition("="))
-        if not sep or not ours or not theirs:
+        if not sep or not ours:
             raise ValueError(f"trace columns must be OURS=THEIRS pairs separated by commas, got {part!r} in {text!r}")
         if ours in mapping:
             raise ValueError(f"trace columns name {ours!r} twice in {text!r}")
-        mapping[ours] = theirs
+        mapping[ours] = theirs or None
     return check_columns(mapping)
 
 
-def check_columns(columns: Mapping[str, str] | None) -> dict[str, str]:
-    """Our column name -> the file's, for every column (identity where not mapped)."""
+def check_columns(columns: Mapping[str, str | None] | None) -> dict[str, str | None]:
+    """Our column name -> the file's, for every column (identity where not mapped).
+
+    An optional column mapped to ``None`` is not read even if the file has a column of that name
+    (e.g. a ``deadline`` column meaning something else).
+    """
     if columns is None:
         columns = {}
     if not isinstance(columns, Mapping):
@@ -54,14 +61,23 @@ def check_columns(columns: Mapping[str, str] | None) -> dict[str, str]:
     unknown = [k for k in columns if k not in TRACE_COLUMNS]
     if unknown:
         raise ValueError(f"columns has unknown key(s) {unknown}; allowed: {list(TRACE_COLUMNS)}")
-    bad = {k: v for k, v in columns.items() if not (isinstance(v, str) and v.strip())}
+    bad = {
+        k: v
+        for k, v in columns.items()
+        if not ((isinstance(v, str) and v.strip()) or (v is None and k in TRACE_OPTIONAL))
+    }
     if bad:
-        raise ValueError(f"columns must map to non-empty column names, got {bad}")
-    full = {ours: str(columns.get(ours, ours)).strip() for ours in TRACE_COLUMNS}
-    mapped = [full[k] for k in columns]
-    twice = sorted({name for name in mapped if mapped.count(name) > 1})
+        raise ValueError(f"columns must map to non-empty column names (None: an optional column not read), got {bad}")
+    full = {ours: columns.get(ours, ours) for ours in TRACE_COLUMNS}
+    full = {ours: None if name is None else str(name).strip() for ours, name in full.items()}
+    used = [name for name in full.values() if name is not None]
+    twice = sorted({name for name in used if used.count(name) > 1})
     if twice:
-        raise ValueError(f"columns maps several of our columns to the same file column(s) {twice}")
+        owners = {name: [ours for ours, n in full.items() if n == name] for name in twice}
+        raise ValueError(
+            f"columns would read the same file column for several of ours: {owners}; map one of them to "
+            "another name, or an optional one to None"
+        )
     return full
 
 
@@ -83,7 +99,7 @@ def read_text(path: Path) -> str:
         raise ValueError(f"trace {path} is not UTF-8 text (byte {err.start}): a CSV trace must be UTF-8") from None
 
 
-def header_indices(path: Path, header: list[str], columns: dict[str, str]) -> dict[str, int]:
+def header_indices(path: Path, header: list[str], columns: dict[str, str | None]) -> dict[str, int]:
     """Index of each of our columns in the file's header (absent optional columns left out)."""
     names = [h.strip() for h in header]
     seen: set[str] = set()
@@ -97,7 +113,7 @@ def header_indices(path: Path, header: list[str], columns: dict[str, str]) -> di
             f"trace {path}: missing required column(s) {missing}; required {list(TRACE_REQUIRED)}, "
             f"optional {list(TRACE_OPTIONAL)} (map other names with columns=), found {names}"
         )
-    return {ours: names.index(theirs) for ours, theirs in columns.items() if theirs in seen}
+    return {ours: names.index(theirs) for ours, theirs in columns.items() if theirs is not None and theirs in seen}
 
 
 class TraceTable:
