@@ -113,12 +113,7 @@ class MARANet(nn.Module):
         self.actor_rows = RowEncoder(history_window, context, width, layers, heads, row_extra=1)
         self.idle_token = nn.Parameter(torch.zeros(1, 1, width))
         self.pointer = orthogonal(nn.Linear(width, 1), gain=0.01)
-        self.critic_rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
-        self.value_head = nn.Sequential(
-            orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
-            nn.Tanh(),
-            orthogonal(nn.Linear(width, 1), gain=1.0),
-        )
+        self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors of one env size and masks.
@@ -141,6 +136,17 @@ class MARANet(nn.Module):
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
         """Value ``(n,)`` of a batch of ``state()`` vectors of one env size (layout from their header)."""
         return critic_value(self.critic_rows, self.value_head, state)
+
+
+def make_critic(history_window: int, width: int, heads: int) -> tuple[RowEncoder, nn.Module]:
+    """The centralised critic's row encoder (one attention layer) and value head."""
+    rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
+    head = nn.Sequential(
+        orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
+        nn.Tanh(),
+        orthogonal(nn.Linear(width, 1), gain=1.0),
+    )
+    return rows, head
 
 
 def critic_value(rows_encoder: RowEncoder, value_head: nn.Module, state: torch.Tensor) -> torch.Tensor:

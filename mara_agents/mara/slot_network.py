@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, orthogonal, own_row
+from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, make_critic, orthogonal, own_row
 from mara_env.config import DEFAULTS
 from mara_env.observation import GLOBAL_FEATURES, NODE_FEATURES, ROW_FEATURES, layout_of
 
@@ -99,12 +99,7 @@ class SlotMARANet(nn.Module):
         self.row_score = orthogonal(nn.Linear(width, 1), gain=0.01)
         self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + 1, width))
         self.idle_score = orthogonal(nn.Linear(width, 1), gain=0.01)
-        self.critic_rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
-        self.value_head = nn.Sequential(
-            orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
-            nn.Tanh(),
-            orthogonal(nn.Linear(width, 1), gain=1.0),
-        )
+        self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     # ------------------------------------------------------------------ actor
     def encode(self, observation: torch.Tensor) -> SlotEncoding:
