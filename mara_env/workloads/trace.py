@@ -139,8 +139,8 @@ class TraceTable:
         for name in ("row", "model", "gpu_seconds", *NUMERIC):
             getattr(self, name).flags.writeable = False  # tables are shared (read_table)
 
-    # One pass over the rows; a row the fast path cannot take goes through _slow_row, which either
-    # fills defaults or raises the precise error.
+    # One pass over the rows; a row the fast path cannot take goes through _slow_value, which either
+    # fills defaults or raises the precise error. Rows are named by their (last) line in the file.
     def _read_rows(self, reader) -> tuple[dict[str, array], dict[str, int], array]:
         values = {name: array("d") for name in NUMERIC}
         present = [(name, self.index[name], values[name]) for name in NUMERIC if name in self.index]
@@ -149,9 +149,10 @@ class TraceTable:
         models: dict[str, int] = {}
         self._codes = array("i")
         rows = array("q")
-        for line, fields in enumerate(reader, 2):
+        for fields in reader:
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue  # blank line
+            line = reader.line_num
             try:
                 parsed = [float(fields[i]) for _, i, _ in present]
                 total = sum(parsed)
