@@ -8,6 +8,9 @@ import signal
 import sys
 import time
 
+import numpy as np
+
+from mara_agents.base import ObservationScheduler
 from mara_agents.heuristics import EDFScheduler
 
 NODES = 4
@@ -82,3 +85,21 @@ def not_a_scheduler() -> object:
 
 
 NOT_CALLABLE = 3
+
+
+class ShortestForecast(ObservationScheduler):
+    """A user's scheduler on the documented base class that ranks by the forecasts (docs/schedulers.md).
+
+    It fails its cell if a forecast it reads is never above zero, i.e. if the bench gave it no forecasts.
+    """
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.largest = 0.0
+
+    def choose(self, obs, allowed):
+        remaining = obs.remaining("p50")
+        self.largest = max(self.largest, float(remaining[allowed].max()))
+        if obs.globals["time"] > 0.5 and self.largest <= 0.0:
+            raise AssertionError("no forecast above zero reached the scheduler")
+        return int(allowed[np.argmin(remaining[allowed])])

@@ -210,3 +210,20 @@ def test_summary_pairs_by_seed_and_leaves_a_failed_reference_out():
     assert diff["mean"] == pytest.approx(0.1) and diff["n"] == 3
     assert diff["ci95"] == pytest.approx(4.303 * 0.1 / 3**0.5)  # t(2) x sd of (0.1, 0.2, 0.0) / sqrt(3)
     assert rows[("new", "heavy")]["diff"] is None  # the reference's cell failed: nothing to pair with
+
+
+def test_a_base_class_scheduler_reading_forecasts_gets_them_in_the_bench(tmp_path):
+    out = tmp_path / "forecasts"
+    assert (
+        bench(
+            out,
+            [f"{HERE}:ShortestForecast"],
+            "--jobs",
+            "1",
+            grid=["--loads", "train", "--seeds", "1", "--horizon", "60", "--num-nodes", str(NODES)],
+        )
+        == 0
+    )
+    config = json.loads((out / "config.json").read_text())
+    assert config["agent_env"][f"{HERE}:ShortestForecast"]["forecaster"] == "flow"
+    assert json.loads((out / "failures.json").read_text()) == []
