@@ -81,22 +81,24 @@ def check_columns(columns: Mapping[str, str | None] | None) -> dict[str, str | N
     return full
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a byte-order mark allowed); ``ValueError`` naming the file otherwise."""
+def open_text(path: Path) -> io.TextIOWrapper:
+    """The file opened as UTF-8 text (a byte-order mark skipped), after checking it is a text file.
+
+    ``ValueError`` naming the file for a directory, a missing path or a binary file (a NUL byte in
+    its first 8 KiB); bytes that are not UTF-8 further on are caught while reading (:class:`TraceTable`).
+    """
     if path.is_dir():
         raise ValueError(f"trace {path} is a directory, not a CSV file")
     if not path.exists():
         raise ValueError(f"trace {path} does not exist")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+        if b"\x00" in head:
+            raise ValueError(f"trace {path} is a binary file, not a UTF-8 CSV text file")
+        return path.open(encoding="utf-8-sig", newline="")  # streamed: the file is never held whole
     except OSError as err:
         raise ValueError(f"trace {path} cannot be read: {err}") from err
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ValueError(f"trace {path} is a binary file, not a UTF-8 CSV text file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"trace {path} is not UTF-8 text (byte {err.start}): a CSV trace must be UTF-8") from None
 
 
 def header_indices(path: Path, header: list[str], columns: dict[str, str | None]) -> dict[str, int]:
@@ -122,12 +124,16 @@ class TraceTable:
     def __init__(self, path: Path, columns: Mapping[str, str] | None = None) -> None:
         self.path = path
         self.columns = check_columns(columns)
-        reader = csv.reader(io.StringIO(read_text(path)))
-        header = next(reader, None)
-        if not header:
-            raise ValueError(f"trace {path} is empty: a header row is required")
-        self.index = header_indices(path, header, self.columns)
-        values, models, rows = self._read_rows(reader)
+        with open_text(path) as fh:
+            try:
+                reader = csv.reader(fh)
+                header = next(reader, None)
+                if not header:
+                    raise ValueError(f"trace {path} is empty: a header row is required")
+                self.index = header_indices(path, header, self.columns)
+                values, models, rows = self._read_rows(reader)
+            except UnicodeDecodeError as err:
+                raise ValueError(f"trace {path} is not UTF-8 text ({err.reason}): a CSV trace must be UTF-8") from None
         if not rows:
             raise ValueError(f"trace {path} has a header but no rows")
         self.row = np.frombuffer(rows, dtype=np.int64)
