@@ -57,10 +57,12 @@ def main() -> None:
             start = time.perf_counter()
             result = algo.train()
             runners = result["env_runners"]
+            # Every node receives the team reward, so any node's return is the team return.
+            per_node = list(runners.get("agent_episode_returns_mean", {}).values())
+            team = sum(per_node) / len(per_node) if per_node else float("nan")
             print(
-                f"iteration {i + 1}: {runners['num_env_steps_sampled_lifetime']} node turns, "
-                f"team return per episode {runners.get('episode_return_mean', float('nan')):.2f}, "
-                f"{time.perf_counter() - start:.1f} s",
+                f"iteration {i + 1}: {runners['num_env_steps_sampled_lifetime']:.0f} node turns, "
+                f"team return per episode {team:.2f}, {time.perf_counter() - start:.1f} s",
                 flush=True,
             )
         if args.checkpoint is not None:
