@@ -17,8 +17,9 @@ from mara_env.env import live_turns, raw_env
 def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     """One episode of ``scheduler`` on ``env`` (reset with ``seed``); returns its record.
 
-    The record holds the env's metrics, ``invalid_actions`` (actions the env played as idle because they
-    were masked or malformed: a correct scheduler has 0), the team ``return``, ``wall_seconds`` and
+    The record holds the env's final metrics (those of ``info["metrics"]``: the simulator's, plus
+    ``invalid_actions``, actions the env played as idle because they were masked or malformed, 0 for
+    a correct scheduler, and ``trace_rows_dropped``), the team ``return``, ``wall_seconds`` and
     ``upper_bound``:
     the LP ceiling on the episode's completions (:func:`mara_env.core.upper_bound.env_upper_bound`).
     """
@@ -30,7 +31,7 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
         env.step(scheduler.act(env.observe(agent), agent))
         # Rewards are 0 except after a slot's last node, when every node gets the team reward.
         team_return += env.rewards[agent]
-    record = {"seed": int(seed), **env.sim.metrics(), "invalid_actions": env.invalid_actions, "return": team_return}
+    record = {"seed": int(seed), **env.metrics(), "return": team_return}
     record["wall_seconds"] = time.perf_counter() - start
     # The LP ceiling on this episode's completions (same tasks and faults whatever was played).
     record["upper_bound"] = env_upper_bound(env).completions

@@ -9,6 +9,7 @@ validated by :class:`~mara_env.config.EnvConfig`, where their defaults live.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import parallel_wrapper_fn
 
 from mara_env import forecast
-from mara_env.config import EnvConfig
+from mara_env.config import DEFAULTS, EnvConfig
 from mara_env.core import IDLE, FaultModel, Simulator, SlotResult
 from mara_env.forecast import Forecaster
 from mara_env.forecast.features import ForecastFeatures
@@ -34,6 +35,7 @@ from mara_env.workloads import (
     resolve_load,
     workload_mean_work,
 )
+from mara_env.workloads.arrivals import uses_load
 
 ENV_ID = "mara/ClusterScheduling-v0"
 MAX_EXPECTED_ARRIVALS = 1_000_000  # load x nodes x horizon beyond this would allocate without end
@@ -99,6 +101,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 f"load={cfg.load!r} with num_nodes={cfg.num_nodes} and horizon={cfg.horizon} means about "
                 f"{self.rate * cfg.horizon:,.0f} arrivals per episode; at most {MAX_EXPECTED_ARRIVALS:,} are allowed"
             )
+        if not uses_load(self.arrivals) and cfg.load != DEFAULTS.load:
+            warnings.warn(f"load={cfg.load!r} does not apply to a trace: its rows give the arrivals", stacklevel=2)
         self.render_mode = cfg.render_mode
         self.layout = ObservationLayout(cfg.max_tasks, cfg.history_window, cfg.num_nodes)
         self.slot = SlotObservations(self.layout, forecast_features(cfg.forecaster, cfg.max_tasks))
@@ -137,6 +141,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     @property
     def invalid_action(self) -> str:
         return self.config.invalid_action
+
+    def metrics(self) -> dict[str, Any]:
+        """The episode's metrics so far: the simulator's, the invalid actions played as idle, and the
+        rows of a trace that fell outside the horizon."""
+        metrics = self.sim.metrics()
+        metrics["invalid_actions"] = self._invalid_actions
+        metrics["trace_rows_dropped"] = int(getattr(self.arrivals, "rows_dropped", 0))
+        return metrics
+
+    @property
+    def node_timeline(self) -> np.ndarray | None:
+        """``(horizon, M)`` bool, True where a node is up, drawn at reset; ``None`` without faults."""
+        return self._node_timeline
 
     @property
     def invalid_actions(self) -> int:
@@ -259,8 +276,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def _info(self, slot: int, completions: int, expirations: int, reward: float) -> dict[str, Any]:
         """The info every agent gets; the same keys (:data:`INFO_KEYS`) from ``reset()`` on."""
-        metrics = self.sim.metrics()
-        metrics["invalid_actions"] = self._invalid_actions
+        metrics = self.metrics()
         return {
             "slot": slot,
             "completions": completions,

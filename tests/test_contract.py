@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -228,3 +230,14 @@ def test_records_count_invalid_actions_so_a_buggy_scheduler_shows():
     records = mara_agents.evaluate(PlaysMaskedRows(), [0], num_nodes=2, max_tasks=4, horizon=20)
     assert records[0]["invalid_actions"] > 0
     assert mara_agents.evaluate("edf", [0], num_nodes=2, max_tasks=4, horizon=20)[0]["invalid_actions"] == 0
+
+
+def test_trace_rows_past_the_horizon_are_reported_in_the_metrics():
+    trace = Path(__file__).resolve().parents[1] / "examples" / "traces" / "example_trace.csv"
+    minute_slots = {"trace": str(trace), "slot_seconds": 60}  # 40 slots cover the first 40 minutes only
+    with pytest.warns(UserWarning, match="not played"):
+        records = mara_agents.evaluate("edf", [0], arrivals=minute_slots, horizon=40, num_nodes=4)
+    assert records[0]["trace_rows_dropped"] > 0
+    assert mara_agents.evaluate("edf", [0], horizon=40, num_nodes=4)[0]["trace_rows_dropped"] == 0
+    with pytest.warns(UserWarning, match="does not apply to a trace"):
+        mara_env.raw_env(arrivals=str(trace), load="heavy")

@@ -71,6 +71,11 @@ class Simulator:
         """True once all ``horizon`` slots have been played."""
         return self.slot >= self.config.horizon
 
+    @property
+    def tasks(self) -> tuple[TaskSpec, ...]:
+        """Every task of the episode, by arrival (what oracles and the LP ceiling may know)."""
+        return tuple(self._tasks)
+
     def live_tasks(self) -> list[TaskState]:
         """Tasks in the table (schedulable)."""
         return [t for t in self.rows if t is not None]

@@ -191,7 +191,6 @@ def env_upper_bound(env, method: str = "auto") -> UpperBound:
     sim = getattr(env, "sim", None)
     if sim is None:
         raise ValueError("env_upper_bound needs an env that has been reset")
-    tasks = getattr(sim, "tasks", None)
-    tasks = list(tasks() if callable(tasks) else tasks) if tasks is not None else list(sim._tasks)
-    timeline = getattr(env, "node_timeline", getattr(env, "_node_timeline", None))
+    tasks = list(sim.tasks)
+    timeline = env.node_timeline
     return completion_ceiling(tasks, slot_capacity(sim.speeds, timeline, sim.config.horizon), method)
