@@ -72,7 +72,9 @@ def main() -> None:
     eval_kwargs = {"num_nodes": args.num_nodes, "horizon": args.horizon, "forecaster": "none"}
     seeds = range(args.seeds)
     summaries = {
-        "supersuit_ppo": mara_agents.summarize(mara_agents.evaluate(SB3Scheduler(model), seeds, **eval_kwargs))
+        "supersuit_ppo": mara_agents.summarize(
+            mara_agents.evaluate(SB3Scheduler(model, trained_env=env_kwargs), seeds, **eval_kwargs)
+        )
     }
     for name in ("random", "edf"):
         summaries[name] = mara_agents.summarize(mara_agents.evaluate(name, seeds, **eval_kwargs))

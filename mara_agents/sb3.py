@@ -46,8 +46,10 @@ class SB3Scheduler:
         A trained SB3 model whose observation is the env's flat ``"observation"`` vector.
     deterministic:
         Play the most likely allowed action (default) or sample among the allowed ones.
-    requirements:
-        The observation the policy was trained on (default: the env's default forecasts).
+    trained_env:
+        The env settings the policy was trained on (``NodeTurnEnv(**trained_env)``): the runner then
+        builds the same observation (forecaster, ``max_tasks``, ``history_window``). ``None``: the env's
+        defaults.
     """
 
     def __init__(
@@ -55,10 +57,10 @@ class SB3Scheduler:
         model: Any,
         deterministic: bool = True,
         seed: int | None = 0,
-        requirements: EnvRequirements | None = None,
+        trained_env: dict | None = None,
     ) -> None:
         self.model = model
-        self.requirements = requirements if requirements is not None else EnvRequirements()
+        self.requirements = EnvRequirements.trained_on(trained_env or {}, shape=OBSERVATION_SETTINGS)
         self.deterministic = deterministic
         self.reset(seed)
 
@@ -121,5 +123,4 @@ def load_policy(path: str | Path, deterministic: bool = True) -> SB3Scheduler:
     except (RuntimeError, KeyError) as err:
         raise ValueError(f"policy file {path} does not match its network: {err}") from err
     # The observation it was trained on: the runner must build the same one.
-    requirements = EnvRequirements.trained_on(blob["env_kwargs"], shape=OBSERVATION_SETTINGS)
-    return SB3Scheduler(model, deterministic=deterministic, requirements=requirements)
+    return SB3Scheduler(model, deterministic=deterministic, trained_env=blob["env_kwargs"])

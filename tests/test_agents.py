@@ -84,8 +84,10 @@ def test_cli_compare_prints_a_table_and_writes_json(tmp_path, capsys):
 
 
 def test_cli_bad_config_is_one_clear_line(capsys):
-    assert main(["compare", "--num-nodes", "0", "--seeds", "1", "--quiet"]) == 2
-    assert "num_nodes must be an integer >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:  # argparse's own exit, before any work
+        main(["compare", "--num-nodes", "0", "--seeds", "1", "--quiet"])
+    assert done.value.code == 2
+    assert "--num-nodes" in capsys.readouterr().err
 
 
 def test_cli_describe(capsys):

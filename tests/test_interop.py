@@ -14,12 +14,11 @@ from gymnasium.utils.env_checker import check_env
 import mara_agents
 import mara_env
 from mara_agents.base import EnvRequirements
-from mara_agents.sb3 import OBSERVATION_SETTINGS, SB3Scheduler, load_policy, save_policy
+from mara_agents.sb3 import SB3Scheduler, load_policy, save_policy
 from mara_env.node_turns import NodeTurnEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"num_nodes": 3, "max_tasks": 4, "horizon": 40, "forecaster": "none"}
-TRAINED_ON_SMALL = EnvRequirements.trained_on(SMALL, shape=OBSERVATION_SETTINGS)
 
 
 @pytest.mark.parametrize("num_nodes", [1, 4])
@@ -57,9 +56,9 @@ def test_sb3_scheduler_runs_in_the_runner_and_respects_masks():
     model = tiny_model()
     model.learn(total_timesteps=64)
     strict = {**SMALL, "invalid_action": "raise"}  # a masked action would raise
-    records = mara_agents.evaluate(SB3Scheduler(model, requirements=TRAINED_ON_SMALL), [0, 1], **strict)
+    records = mara_agents.evaluate(SB3Scheduler(model, trained_env=SMALL), [0, 1], **strict)
     assert all(r["completed"] + r["expired"] == r["arrived"] for r in records)
-    sampled = SB3Scheduler(model, deterministic=False, requirements=TRAINED_ON_SMALL)
+    sampled = SB3Scheduler(model, deterministic=False, trained_env=SMALL)
     sampled = mara_agents.evaluate(sampled, [0], **strict)
     assert sampled[0]["arrived"] == records[0]["arrived"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,8 +136,8 @@ class BenchConfig:
             )
         if self.reference not in self.agents:
             raise ValueError(f"reference must be one of the agents {list(self.agents)}, got {self.reference!r}")
-        for agent in self.agents:
-            check_spec(agent)
+        for agent in self.agents:  # module:Class paths import from the working directory, as in the workers
+            check_spec(agent, os.getcwd())
         for workload in self.workloads:  # the env's own checks: sizes, faults, a trace, a missing curve bank
             raw_env(**cell_env(self.env_kwargs(), workload, self.loads[0]), forecaster="none")
 
