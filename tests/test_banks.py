@@ -7,10 +7,10 @@ import pytest
 
 from mara_env.workloads import build as build_module
 from mara_env.workloads.bank import BANK_DIR, SPLITS, CurveBank, read_bank, save_bank, split_of_key
-from mara_env.workloads.recorded import load_bank
+from mara_env.workloads.recorded import NEW_BANKS, RECORDED_BANKS, load_bank
 
-SHIPPED = ("vision", "rl")
-MIN_CURVES = {"vision": 300, "rl": 150}
+SHIPPED = RECORDED_BANKS
+MIN_CURVES = {"vision": 300, "rl": 150, **{name: 150 for name in NEW_BANKS}}
 
 
 def toy_bank(n=5) -> CurveBank:
@@ -81,7 +81,21 @@ def test_shipped_banks_meet_the_spec(name):
 
 def test_shipped_banks_fit_the_storage_budget():
     total = sum((BANK_DIR / f"{n}.npz").stat().st_size for n in SHIPPED)
-    assert total <= 10 * 1024 * 1024
+    assert total <= 30 * 1024 * 1024
+    assert sum(len(load_bank(n)) for n in NEW_BANKS) >= 1200
+
+
+def test_build_writes_to_the_named_folder_and_installs_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shipped = tmp_path / "package_data"
+    monkeypatch.setattr(build_module, "BANK_DIR", shipped)
+    monkeypatch.setattr(build_module, "BUILDERS", (*build_module.BUILDERS, "_toy"))
+    assert build_module.main(["_toy", "--size", "tiny", "--quiet"]) == 0
+    assert (tmp_path / "runs" / "banks" / "_toy.npz").is_file() and not shipped.exists()
+    assert build_module.main(["_toy", "--size", "tiny", "--quiet", "--out", "elsewhere"]) == 0
+    assert (tmp_path / "elsewhere" / "_toy.npz").is_file() and not shipped.exists()
+    assert build_module.main(["_toy", "--size", "tiny", "--quiet", "--install"]) == 0
+    assert len(read_bank(shipped / "_toy.npz")) == 3
 
 
 def test_build_driver_resumes_after_an_interruption(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from mara_env.workloads import (
     resolve_load,
     workload_mean_work,
 )
+from mara_env.workloads.recorded import NEW_BANKS, RECORDED_BANKS
 from mara_env.workloads.synthetic import FAMILIES
 
 
@@ -88,7 +89,24 @@ def test_every_preset_runs_in_the_env(workload, load):
     assert record["completed"] + record["expired"] == record["arrived"]
 
 
-@pytest.mark.parametrize("workload", ["vision", "rl"])
+@pytest.mark.parametrize("workload", NEW_BANKS)
+def test_every_new_bank_is_a_workload_the_env_runs(workload):
+    import mara_agents
+
+    record = mara_agents.evaluate("edf", [0], workload=workload, load="train", horizon=100)[0]
+    assert record["arrived"] > 0
+    assert record["completed"] + record["expired"] == record["arrived"]
+
+
+def test_mixed_draws_from_every_bank():
+    from mara_env.workloads import MixedWorkload
+
+    mixed = MixedWorkload("train")
+    assert [p.name for p in mixed.parts] == ["synthetic", *RECORDED_BANKS]
+    assert len(mixed.sample_tasks(np.random.default_rng(0), 40)) == 40
+
+
+@pytest.mark.parametrize("workload", RECORDED_BANKS)
 def test_recorded_workloads_draw_only_from_their_split(workload):
     from mara_env.workloads import RecordedWorkload, load_bank
     from mara_env.workloads.bank import split_of_key

@@ -17,20 +17,30 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mara_env.workloads import BurstyArrivals, PoissonArrivals, TraceArrivals, load_bank  # noqa: E402
+from mara_env.workloads.recorded import RECORDED_BANKS  # noqa: E402
 
 PER_FAMILY = 4
 
 
+def _groups(bank) -> tuple[list[str], list[str]]:
+    """Panel label of every curve: its family, or its learning-rate schedule in a one-family bank."""
+    if len(bank.families()) > 1:
+        labels = [m["family"] for m in bank.meta]
+    else:
+        labels = [f"{m['family']}, {m.get('config', {}).get('schedule', 'all')}" for m in bank.meta]
+    return labels, sorted(set(labels))
+
+
 def plot_bank(name: str, out: Path, seed: int = 0) -> Path:
-    """A panel per family, a few curves each (normalised x, log loss)."""
+    """A panel per family (per schedule in a one-family bank), a few curves each (normalised x, log loss)."""
     bank = load_bank(name)
-    families = bank.families()
+    labels, families = _groups(bank)
     cols = min(4, len(families))
     rows = -(-len(families) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False, sharex=True)
     rng = np.random.default_rng(seed)
     for ax, family in zip(axes.flat, families):
-        members = [i for i, m in enumerate(bank.meta) if m["family"] == family]
+        members = [i for i, label in enumerate(labels) if label == family]
         for i in rng.choice(members, size=min(PER_FAMILY, len(members)), replace=False):
             x, y = bank.curve(int(i))
             ax.plot((x - x[0]) / (x[-1] - x[0]), y, lw=0.9)
@@ -40,8 +50,8 @@ def plot_bank(name: str, out: Path, seed: int = 0) -> Path:
     for ax in list(axes.flat)[len(families) :]:
         ax.axis("off")
     fig.supxlabel("share of the recorded run", fontsize=9)
-    fig.supylabel("loss (log scale)", fontsize=9)
-    fig.suptitle(f"{name} bank: {len(bank)} curves, {PER_FAMILY} random ones per family", fontsize=10)
+    fig.supylabel("recorded metric (log scale)", fontsize=9)
+    fig.suptitle(f"{name} bank: {len(bank)} curves, {PER_FAMILY} random ones per panel", fontsize=10)
     fig.tight_layout()
     path = out / f"curves_{name}.png"
     fig.savefig(path, dpi=100)
@@ -77,12 +87,14 @@ def plot_arrivals(out: Path, rate: float = 0.4, horizon: int = 600) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("docs/img"))
-    parser.add_argument("--banks", nargs="+", default=["synthetic", "vision", "rl"])
+    parser.add_argument("--banks", nargs="+", default=["synthetic", *RECORDED_BANKS])
+    parser.add_argument("--skip-arrivals", action="store_true", help="only the curve figures")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.banks:
         print("wrote", plot_bank(name, args.out))
-    print("wrote", plot_arrivals(args.out))
+    if not args.skip_arrivals:
+        print("wrote", plot_arrivals(args.out))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Workloads backed by curve banks: ``vision``, ``rl`` and ``mixed``, and the ``synthetic`` bank.
+"""Workloads backed by curve banks (``vision``, ``rl``, the families of :data:`NEW_BANKS`, and
+``mixed``), and the ``synthetic`` bank.
 
 ``load_bank(name)`` returns a whole bank; a workload draws task bodies from one split of it, so that
 the ``test`` split can be kept away from anything that is fitted or trained.
@@ -14,7 +15,10 @@ from mara_env.workloads.bank import BANK_DIR, SPLITS, CurveBank, read_bank
 from mara_env.workloads.base import TaskDraw, TaskScale
 from mara_env.workloads.synthetic import GRID_POINTS, SyntheticWorkload, sample_curves
 
-BANK_NAMES = ("synthetic", "vision", "rl", "mixed")
+#: The recorded banks made on CPU by the builders of issue 14 (one model/data family each).
+NEW_BANKS = ("charlm", "wordlm", "shapes", "seq", "tabular", "gbt", "autoenc")
+RECORDED_BANKS = ("vision", "rl", *NEW_BANKS)
+BANK_NAMES = ("synthetic", *RECORDED_BANKS, "mixed")
 SYNTHETIC_BANK_SIZE = 2000
 SYNTHETIC_BANK_SEED = 20261129
 # Share of its first loss a curve must lose to make a task (flat curves cannot carry a target).
@@ -26,6 +30,15 @@ SCALES = {
     "synthetic": TaskScale(),
     "vision": TaskScale(scaling_range=(0.7, 0.95), switch_factor_range=(0.5, 1.5)),
     "rl": TaskScale(scaling_range=(0.4, 0.8), switch_factor_range=(0.3, 1.0)),
+    # language models: large checkpoints, good data-parallel scaling
+    "charlm": TaskScale(scaling_range=(0.7, 0.95), switch_factor_range=(0.8, 2.0)),
+    "wordlm": TaskScale(scaling_range=(0.75, 0.95), switch_factor_range=(1.0, 2.0)),
+    "shapes": TaskScale(scaling_range=(0.7, 0.95), switch_factor_range=(0.5, 1.5)),
+    "seq": TaskScale(scaling_range=(0.6, 0.9), switch_factor_range=(0.5, 1.5)),
+    # small tabular models and boosted trees: tiny checkpoints, poor data-parallel scaling
+    "tabular": TaskScale(scaling_range=(0.3, 0.7), switch_factor_range=(0.2, 0.6)),
+    "gbt": TaskScale(scaling_range=(0.3, 0.6), switch_factor_range=(0.2, 0.6)),
+    "autoenc": TaskScale(scaling_range=(0.5, 0.85), switch_factor_range=(0.3, 1.0)),
 }
 
 
@@ -47,20 +60,20 @@ def _stored_bank(name: str) -> CurveBank:
     if not path.is_file():
         raise ValueError(
             f"curve bank {name!r} is not installed at {path}; build it with "
-            f"`python -m mara_env.workloads.build {name}` (needs the 'banks' extra)"
+            f"`python -m mara_env.workloads.build {name} --install` (needs the 'banks' extra)"
         )
     return read_bank(path)
 
 
 def load_bank(name: str) -> CurveBank:
-    """The curve bank ``name`` (``synthetic``, ``vision``, ``rl`` or ``mixed`` = all three)."""
+    """The curve bank ``name`` (one of :data:`BANK_NAMES`; ``mixed`` = all the others together)."""
     if name not in BANK_NAMES:
         raise ValueError(f"bank must be one of {BANK_NAMES}, got {name!r}")
     if name == "synthetic":
         return _synthetic_bank()
     if name != "mixed":
         return _stored_bank(name)
-    parts = [load_bank(n) for n in ("synthetic", "vision", "rl")]
+    parts = [load_bank(n) for n in ("synthetic", *RECORDED_BANKS)]
     return CurveBank(
         "mixed",
         [x for b in parts for x in b.steps],
@@ -84,20 +97,20 @@ class RecordedWorkload:
     Parameters
     ----------
     bank:
-        The bank name (``vision``, ``rl`` or ``synthetic``).
+        The bank name (``synthetic`` or one of :data:`RECORDED_BANKS`).
     split:
-        ``train``, ``val`` or ``test``.
+        ``train``, ``val``, ``test``, or ``all`` (every curve: for a family no model has seen).
     scale:
         How curves become tasks (default: the bank's entry in :data:`SCALES`).
     """
 
     def __init__(self, bank: str, split: str = "train", scale: TaskScale | None = None) -> None:
-        if split not in SPLITS:
-            raise ValueError(f"curve_split must be one of {SPLITS}, got {split!r}")
+        if split not in (*SPLITS, "all"):
+            raise ValueError(f"curve_split must be one of {(*SPLITS, 'all')}, got {split!r}")
         self.name = bank
         self.split = split
         self.scale = scale or SCALES[bank]
-        curves = load_bank(bank).split(split)
+        curves = load_bank(bank) if split == "all" else load_bank(bank).split(split)
         kept = [
             (_evenly_spaced(x, y), m["family"])
             for x, y, m in zip(curves.steps, curves.losses, curves.meta)
@@ -114,12 +127,12 @@ class RecordedWorkload:
 
 
 class MixedWorkload:
-    """Each task from ``synthetic``, ``vision`` or ``rl`` with equal probability."""
+    """Each task from ``synthetic`` or one of :data:`RECORDED_BANKS`, every bank with equal probability."""
 
     name = "mixed"
 
     def __init__(self, split: str = "train") -> None:
-        self.parts = [SyntheticWorkload(), RecordedWorkload("vision", split), RecordedWorkload("rl", split)]
+        self.parts = [SyntheticWorkload(), *(RecordedWorkload(b, split) for b in RECORDED_BANKS)]
 
     def sample_tasks(self, rng: np.random.Generator, count: int) -> list[TaskDraw]:
         part = rng.integers(len(self.parts), size=count)

@@ -9,13 +9,14 @@ import numpy as np
 
 from mara_env.workloads.bank import SPLITS
 from mara_env.workloads.base import DeadlineModel, Workload, arrival_rate, generate_episode, mean_required_work
-from mara_env.workloads.recorded import MixedWorkload, RecordedWorkload
+from mara_env.workloads.recorded import NEW_BANKS, MixedWorkload, RecordedWorkload
 from mara_env.workloads.synthetic import SyntheticWorkload
 
 WORKLOADS: dict[str, Callable[[str], Workload]] = {
     "synthetic": lambda split: SyntheticWorkload(),  # fresh curves: no episode reuses a curve
     "vision": lambda split: RecordedWorkload("vision", split),
     "rl": lambda split: RecordedWorkload("rl", split),
+    **{name: (lambda split, name=name: RecordedWorkload(name, split)) for name in NEW_BANKS},
     "mixed": MixedWorkload,
 }
 

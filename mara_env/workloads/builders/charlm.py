@@ -3,7 +3,7 @@
 See :mod:`mara_env.workloads.builders._text` for the corpus (16 stdlib files, 96-symbol vocabulary,
 the last 10% held out). Runs vary the schedule, optimiser, learning rate, batch size, hidden width,
 depth, sequence length and dropout. The recorded metric is the validation cross-entropy in bits per
-character on a fixed set of 48 held-out windows of 64 characters, after every interval of steps.
+character on a fixed set of 32 held-out windows of 64 characters, after every interval of steps.
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from mara_env.workloads.builders._common import (
 
 LOSS = (
     "charlm: validation cross-entropy in bits per character (log2 of the per-character perplexity) of "
-    "an LSTM language model on 48 fixed held-out windows of 64 characters of Python stdlib source"
+    "an LSTM language model on 32 fixed held-out windows of 64 characters of Python stdlib source"
 )
 FLOOR, CAP = 0.05, 8.0
-VAL_WINDOWS, VAL_LENGTH = 48, 64
+VAL_WINDOWS, VAL_LENGTH = 32, 64
 AXES = {
     "schedule": SCHEDULES,
     "optimizer": ("sgd", "momentum", "adam", "adamw", "rmsprop"),
     "lr_level": (0, 1, 2, 3),
     "bs": (8, 16, 32),
-    "hidden": (32, 64, 128),
+    "hidden": (32, 64, 96),
     "layers": (1, 2),
     "seq": (32, 64),
     "dropout": (0.0, 0.2),
@@ -48,7 +48,7 @@ LEARNING_RATES = {
     "rmsprop": (3e-4, 1e-3, 3e-3, 1e-2),
 }
 RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 40, "tiny": 4}
+POINTS = {"full": 30, "tiny": 4}
 INTERVAL = {"full": 10, "tiny": 2}
 
 

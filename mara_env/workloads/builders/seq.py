@@ -35,7 +35,7 @@ AXES = {
     "optimizer": ("sgd", "momentum", "adam", "adamw", "rmsprop"),
     "lr_level": (0, 1, 2, 3),
     "bs": (16, 32, 64),
-    "d_model": (32, 64),
+    "d_model": (32, 48),
     "layers": (1, 1, 2),
     "seed": (0, 1, 2),
 }
@@ -47,8 +47,8 @@ LEARNING_RATES = {
     "rmsprop": (3e-4, 1e-3, 3e-3, 1e-2),
 }
 RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 30, "tiny": 4}
-INTERVAL = {"full": 10, "tiny": 2}
+POINTS = {"full": 25, "tiny": 4}
+INTERVAL = {"full": 8, "tiny": 2}
 
 
 def grid(size: str) -> list[dict]:

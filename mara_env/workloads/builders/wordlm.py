@@ -5,7 +5,7 @@ Tokens are identifiers, numbers and single symbols of the corpus in
 (500 or 1,000 ids, the rest one "unknown" id). The model is a causal transformer (learned positions,
 pre-norm layers). Runs vary the schedule (warm-up then cosine is the usual transformer recipe, but
 every schedule is in the grid), optimiser, learning rate, batch size, width, depth, context and
-vocabulary. The recorded metric is the validation perplexity on 32 fixed held-out windows.
+vocabulary. The recorded metric is the validation perplexity on 24 fixed held-out windows.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from mara_env.workloads.builders._common import (
 
 LOSS = (
     "wordlm: validation perplexity (exp of the mean cross-entropy per token) of a causal transformer on "
-    "32 fixed held-out windows of 32 tokens of Python stdlib source (vocabulary 500 or 1,000 ids)"
+    "24 fixed held-out windows of 32 tokens of Python stdlib source (vocabulary 500 or 1,000 ids)"
 )
 FLOOR, CAP = 1.0, 1e5
-VAL_WINDOWS, VAL_LENGTH = 32, 32
+VAL_WINDOWS, VAL_LENGTH = 24, 32
 AXES = {
     "schedule": SCHEDULES,
     "optimizer": ("adam", "adamw", "adamw", "momentum", "rmsprop"),
@@ -49,7 +49,7 @@ LEARNING_RATES = {
     "rmsprop": (1e-4, 3e-4, 1e-3, 3e-3),
 }
 RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 30, "tiny": 4}
+POINTS = {"full": 25, "tiny": 4}
 INTERVAL = {"full": 8, "tiny": 2}
 
 
