@@ -15,13 +15,17 @@ import numpy as np
 
 from mara_env.forecast import make
 from mara_env.forecast.base import History
-from mara_env.workloads import make_workload
+from mara_env.workloads import Workload, make_workload
 
 
-def make_cases(workload: str, prefix: float, count: int, seed: int) -> tuple[list[History], np.ndarray, np.ndarray]:
-    """``count`` (history, target, true remaining work) cases at ``prefix`` of the need."""
+def make_cases(
+    workload: str | Workload, prefix: float, count: int, seed: int, split: str = "test"
+) -> tuple[list[History], np.ndarray, np.ndarray]:
+    """``count`` (history, target, true remaining work) cases at ``prefix`` of the need, drawn from
+    ``split`` of the named workload (or from a workload object)."""
     rng = np.random.default_rng([seed, int(prefix * 1000)])
-    draws = make_workload(workload, "test").sample_tasks(rng, count)
+    source = make_workload(workload, split) if isinstance(workload, str) else workload
+    draws = source.sample_tasks(rng, count)
     histories, targets, truth = [], [], []
     for draw in draws:
         need = draw.curve.work_to_reach(draw.target)
@@ -45,9 +49,9 @@ def crps_from_samples(samples: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.abs(x - truth[:, None]).mean(axis=1) - spread
 
 
-def score(forecaster_name: str, histories: list[History], targets: np.ndarray, truth: np.ndarray) -> dict:
-    """The metrics of one forecaster on one set of cases."""
-    forecaster = make(forecaster_name)
+def score(forecaster_name, histories: list[History], targets: np.ndarray, truth: np.ndarray) -> dict:
+    """The metrics of one forecaster (a registered name or an object with ``predict``) on one set of cases."""
+    forecaster = make(forecaster_name) if isinstance(forecaster_name, str) else forecaster_name
     start = time.perf_counter()
     if getattr(forecaster, "needs_truth", False):
         forecast = forecaster.predict(histories, targets, truth=truth)
@@ -57,6 +61,7 @@ def score(forecaster_name: str, histories: list[History], targets: np.ndarray, t
     p10, p50, p90 = forecast.remaining.T
     return {
         "median_abs_log_ratio": float(np.median(np.abs(np.log(np.maximum(p50, 1e-3) / truth)))),
+        "median_log_bias": float(np.median(np.log(np.maximum(p50, 1e-3) / truth))),
         "mape": float(np.mean(np.abs(p50 - truth) / truth)),
         "coverage": float(np.mean((p10 <= truth) & (truth <= p90))),
         "crps": float(np.mean(crps_from_samples(forecast.samples, truth))) if forecast.samples is not None else None,

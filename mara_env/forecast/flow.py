@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mara_env.forecast.base import MAX_REMAINING, Forecast, History, clean_history, unknown, validate_targets
+from mara_env.forecast.calibration import apply_calibration
 
 PREFIX = 16
 GRID = 32
@@ -102,18 +103,38 @@ class FlowForecaster:
     threads:
         Torch CPU threads while sampling (restored after each call). The batches are small, so
         one thread is fastest, and more threads only contend with other processes.
+    calibrated:
+        Apply the conformal calibration stored with the weights (see
+        :mod:`mara_env.forecast.calibration`); False gives the raw samples.
     """
 
     name = "flow"
 
     def __init__(
-        self, weights: str | Path | None = None, samples: int = 32, steps: int = 6, seed: int = 0, threads: int = 1
+        self,
+        weights: str | Path | None = None,
+        samples: int = 32,
+        steps: int = 6,
+        seed: int = 0,
+        threads: int = 1,
+        calibrated: bool = True,
     ) -> None:
-        import torch
-
         from mara_env.forecast.flow_net import load_flow_net
 
-        self.net = load_flow_net(Path(weights) if weights else WEIGHTS)
+        net = load_flow_net(Path(weights) if weights else WEIGHTS)
+        self._setup(net, samples, steps, seed, threads, net.calibration if calibrated else None)
+
+    @classmethod
+    def from_net(cls, net, samples: int = 32, steps: int = 6, seed: int = 0, calibration: dict | None = None):
+        """A forecaster around an in-memory network (training and calibration use it)."""
+        self = cls.__new__(cls)
+        self._setup(net, samples, steps, seed, 1, calibration)
+        return self
+
+    def _setup(self, net, samples: int, steps: int, seed: int, threads: int, calibration: dict | None) -> None:
+        import torch
+
+        self.net, self.calibration = net, calibration
         self.samples, self.steps, self.threads = int(samples), int(steps), int(threads)
         self.generator = torch.Generator().manual_seed(seed)
 
@@ -141,7 +162,7 @@ class FlowForecaster:
             return result
         trajectories = self.sample(np.stack(conds))
         log_target = np.log(targets[index]) - np.asarray(log_refs)
-        remaining = read_remaining(trajectories, log_target, np.asarray(current))
+        remaining = apply_calibration(read_remaining(trajectories, log_target, np.asarray(current)), self.calibration)
         samples = np.zeros((n, self.samples))
         samples[index] = remaining
         result.remaining[index] = sample_quantiles(remaining)

@@ -93,4 +93,5 @@ def load_flow_net(path: Path) -> FlowNet:
     except (RuntimeError, KeyError) as err:
         raise ValueError(f"flow forecaster weights at {path} do not match the model: {err}") from err
     net.eval()
+    net.calibration = blob.get("extra", {}).get("calibration")  # None for weights saved before it existed
     return net

@@ -1,17 +1,19 @@
 """Train the flow forecaster on the training splits of the curve banks.
 
-    python -m mara_env.forecast.train --banks synthetic vision rl --steps 6000 --seed 0
+    python -m mara_env.forecast.train --banks all --steps 6000 --seed 0 --out runs/flow/flow.pt
 
-Only ``train`` splits are fitted; the ``val`` split is used for the printed validation loss; the
-``test`` split is never read. Examples are drawn on the fly: a curve, an observation stride, a
-prefix end, the prefix's last ``PREFIX`` observed points, and the future best-loss trajectory on the
-flow's grid (points past the end of the recording are masked out of the loss).
+Only ``train`` splits are fitted; the ``val`` splits give the printed validation loss and the
+conformal calibration of the quantiles (:mod:`mara_env.forecast.calibration`); the ``test`` splits
+are never read. Examples are drawn on the fly: a curve (optionally augmented, see
+:mod:`mara_env.forecast.augment`), an observation stride, a prefix end, the prefix's last ``PREFIX``
+observed points, and the future best-loss trajectory on the flow's grid (points past the end of the
+recording are masked out of the loss). Weights go to ``--out`` (default ``runs/flow/flow.pt``); the
+shipped file is replaced only with ``--install``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -21,40 +23,13 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from mara_env.forecast.flow import PREFIX, WEIGHTS, encode_prefix, future_grid
+from mara_env.forecast.flow import WEIGHTS
 from mara_env.forecast.flow_net import FlowNet, save_flow_net
-from mara_env.workloads.recorded import load_bank
+from mara_env.forecast.sampler import TrajectorySampler
+from mara_env.workloads.recorded import BANK_NAMES, load_bank
 
-MAX_STRIDE = 16
-
-
-class TrajectorySampler:
-    """Draws (condition, future trajectory, mask) training examples from a list of loss curves."""
-
-    def __init__(self, curves: Sequence[np.ndarray], rng: np.random.Generator) -> None:
-        self.raw = [np.asarray(c, dtype=np.float64) for c in curves if len(c) >= 8]
-        self.best = [np.minimum.accumulate(c) for c in self.raw]
-        self.rng = rng
-        self.r = future_grid()
-
-    def example(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rng = self.rng
-        c = int(rng.integers(len(self.raw)))
-        raw, best = self.raw[c], self.best[c]
-        n = raw.size
-        stride = int(rng.integers(1, min(MAX_STRIDE, max(n // 8, 1)) + 1))
-        low, high = 2 * stride, max(int(0.8 * n), 2 * stride + 1)
-        end = int(math.exp(rng.uniform(math.log(low), math.log(high))))
-        index = np.arange(end, 0, -stride)[:PREFIX][::-1]
-        cond, log_ref = encode_prefix(index.astype(np.float64), raw[index], float(raw[0]))
-        future = np.floor(end * (1.0 + self.r)).astype(np.int64)
-        mask = future <= n - 1
-        z = np.log(best[np.minimum(future, n - 1)]) - log_ref
-        return cond, z.astype(np.float32), mask.astype(np.float32)
-
-    def batch(self, size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        parts = [self.example() for _ in range(size)]
-        return tuple(torch.as_tensor(np.stack(p)) for p in zip(*parts))
+ALL_BANKS = tuple(b for b in BANK_NAMES if b != "mixed")
+DEFAULT_OUT = Path("runs") / "flow" / "flow.pt"
 
 
 def flow_matching_loss(net: FlowNet, cond: torch.Tensor, z: torch.Tensor, mask: torch.Tensor, gen: torch.Generator):
@@ -76,10 +51,33 @@ def curves_of(banks: Sequence[str], split: str) -> list[np.ndarray]:
     return mixed
 
 
-def train(banks: Sequence[str], steps: int, batch: int, lr: float, seed: int, out: Path, progress: bool) -> dict:
+def resolve_banks(banks: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
+    """``banks`` with ``all`` expanded to every bank, minus ``exclude``; ``ValueError`` on unknown names."""
+    names = [b for name in banks for b in (ALL_BANKS if name == "all" else (name,))]
+    for name in [*names, *exclude]:
+        if name not in ALL_BANKS:
+            raise ValueError(f"banks must be 'all' or among {ALL_BANKS}, got {name!r}")
+    kept = [b for b in dict.fromkeys(names) if b not in exclude]
+    if not kept:
+        raise ValueError(f"no bank left to train on (banks={list(banks)}, exclude={list(exclude)})")
+    return kept
+
+
+def train(
+    banks: Sequence[str],
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    out: Path,
+    progress: bool,
+    augment_strength: float = 0.0,
+    calibrate: bool = True,
+) -> dict:
+    """Train, calibrate on the ``val`` splits (unless ``calibrate`` is False) and save to ``out``."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    train_data = TrajectorySampler(curves_of(banks, "train"), np.random.default_rng(seed))
+    train_data = TrajectorySampler(curves_of(banks, "train"), np.random.default_rng(seed), augment_strength)
     val_data = TrajectorySampler(curves_of(banks, "val"), np.random.default_rng(seed + 1))
     val_batch = val_data.batch(2048)
     net = FlowNet()
@@ -105,10 +103,16 @@ def train(banks: Sequence[str], steps: int, batch: int, lr: float, seed: int, ou
         "batch": batch,
         "lr": lr,
         "seed": seed,
+        "augment": augment_strength,
         "train_seconds": round(time.perf_counter() - start, 1),
         "history": history,
         "command": " ".join(["python -m mara_env.forecast.train", *sys.argv[1:]]),
     }
+    net.eval()
+    if calibrate:
+        from mara_env.forecast.calibration import fit_calibration
+
+        extra["calibration"] = fit_calibration(net, banks, seed=seed)
     save_flow_net(net, out, extra)
     return extra
 
@@ -119,18 +123,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--banks", nargs="+", default=["synthetic", "vision", "rl"])
+    parser.add_argument("--banks", nargs="+", default=["all"], help=f"'all' or among {ALL_BANKS}")
+    parser.add_argument("--exclude", nargs="*", default=[], help="banks left out (leave-one-family-out)")
+    parser.add_argument("--augment", type=float, default=1.0, help="augmentation strength (0 = none)")
+    parser.add_argument("--no-calibrate", action="store_true", help="skip the conformal calibration")
     parser.add_argument("--steps", type=int, default=6000)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    parser.add_argument("--out", type=Path, default=WEIGHTS)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="weights file (default runs/flow/flow.pt)")
+    where.add_argument("--install", action="store_true", help="write over the shipped weights")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    extra = train(args.banks, args.steps, args.batch, args.lr, args.seed, args.out, not args.quiet)
-    print(f"wrote {args.out} after {extra['train_seconds']} s; last {extra['history'][-1]}")
+    banks = resolve_banks(args.banks, args.exclude)
+    out = WEIGHTS if args.install else args.out
+    extra = train(
+        banks, args.steps, args.batch, args.lr, args.seed, out, not args.quiet, args.augment, not args.no_calibrate
+    )
+    print(f"wrote {out} after {extra['train_seconds']} s; last {extra['history'][-1]}")
+    print(f"calibration: {extra.get('calibration')}")
     return 0
 
 

@@ -1,0 +1,63 @@
+"""Leave-one-family-out and in-distribution forecast benchmark (issue 14's acceptance measures).
+
+    python benchmarks/forecast_holdout.py --families all --dir runs/holdout --tasks 300 \
+        --out docs/results/forecast_holdout
+
+For each held-out family the flow trained without it (``runs/holdout/flow_without_NAME.pt``, trained
+first if missing) is scored with ``wls`` and ``dkf`` on cases from every curve of that family. The
+in-distribution table scores the given weights (default: the shipped ones) on the ``test`` split of
+every workload. Writes ``OUT.json`` (all rows) and ``OUT.md`` (tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from mara_env.forecast import holdout
+from mara_env.forecast.evaluation import benchmark, format_rows
+from mara_env.workloads.recorded import RECORDED_BANKS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", default="all", help="'all' (the new families) or one bank name")
+    parser.add_argument("--dir", type=Path, default=holdout.DEFAULT_DIR)
+    parser.add_argument("--tasks", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--weights", type=Path, help="flow weights of the in-distribution table (default shipped)")
+    parser.add_argument("--skip-in-distribution", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("docs/results/forecast_holdout"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    held = []
+    for family in holdout.holdout_families(args.families):
+        weights = holdout.weights_for(family, args.dir, progress=True)
+        held += holdout.evaluate_family(family, weights, tasks=args.tasks, seed=args.seed)
+        print(holdout.format_summary(holdout.summarise(held)), flush=True)
+    inside = []
+    if not args.skip_in_distribution:
+        from mara_env.forecast import FORECASTERS, FlowForecaster
+
+        if args.weights:  # score other weights under the name "flow"
+            FORECASTERS["flow"] = lambda **kw: FlowForecaster(weights=args.weights, **kw)
+        inside = benchmark(["synthetic", *RECORDED_BANKS], ["flow", "wls", "dkf"], tasks=args.tasks, seed=args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"held_out": held, "in_distribution": inside, "seconds": round(time.perf_counter() - start, 1)}
+    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1))
+    parts = ["## Held out (flow trained without the family)", holdout.format_summary(holdout.summarise(held))]
+    parts += ["", format_rows(held)] if held else []
+    if inside:
+        parts += ["", "## In distribution (test splits)", holdout.format_summary(holdout.summarise(inside))]
+        parts += ["", format_rows(inside)]
+    args.out.with_suffix(".md").write_text("\n".join(parts) + "\n")
+    print("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Leave-one-family-out evaluation: how a forecaster does on curves of a kind it has never seen.
+
+For a held-out bank ``F``, the flow is trained on every other bank (``train`` splits; calibrated on
+their ``val`` splits) and tested on cases drawn from **all** of ``F``'s curves (none was seen).
+``wls`` and ``dkf`` fit nothing, so they are scored on the same cases. The per-bank weights are
+written to a folder the user names (default ``runs/holdout``) and reused when present, so an
+interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mara_env.forecast.evaluation import make_cases, score
+from mara_env.workloads.recorded import NEW_BANKS, RECORDED_BANKS, RecordedWorkload
+
+DEFAULT_DIR = Path("runs") / "holdout"
+PREFIXES = (0.1, 0.25, 0.5)
+FORECASTERS = ("flow", "wls", "dkf")
+#: training settings of the per-family models (short: one model per family)
+TRAIN_SETTINGS = {"steps": 5000, "batch": 256, "lr": 2e-3, "seed": 0, "augment_strength": 1.0}
+
+
+def holdout_families(name: str) -> list[str]:
+    """``all`` = the new families; else one recorded bank; ``ValueError`` otherwise."""
+    if name == "all":
+        return list(NEW_BANKS)
+    if name not in RECORDED_BANKS:
+        raise ValueError(f"holdout family must be 'all' or one of {RECORDED_BANKS}, got {name!r}")
+    return [name]
+
+
+def weights_for(family: str, folder: Path = DEFAULT_DIR, progress: bool = False, **settings) -> Path:
+    """Weights of the flow trained without ``family`` (trained now if ``folder`` lacks them)."""
+    from mara_env.forecast.train import resolve_banks, train
+
+    path = Path(folder) / f"flow_without_{family}.pt"
+    if not path.is_file():
+        config = {**TRAIN_SETTINGS, **settings}
+        banks = resolve_banks(["all"], exclude=[family])
+        train(banks, out=path, progress=progress, **config)
+    return path
+
+
+def evaluate_family(
+    family: str,
+    weights: Path,
+    forecasters: Sequence[str] = FORECASTERS,
+    prefixes: Sequence[float] = PREFIXES,
+    tasks: int = 300,
+    seed: int = 0,
+) -> list[dict]:
+    """One row per (forecaster, prefix) on cases from every curve of ``family``."""
+    from mara_env.forecast import make
+
+    workload = RecordedWorkload(family, "all")
+    rows = []
+    for prefix in prefixes:
+        histories, targets, truth = make_cases(workload, prefix, tasks, seed)
+        for name in forecasters:
+            forecaster = make(name, weights=weights) if name == "flow" else make(name)
+            row = score(forecaster, histories, targets, truth)
+            rows.append({"workload": family, "held_out": True, "forecaster": name, "prefix": prefix, **row})
+    return rows
+
+
+def summarise(rows: Sequence[dict]) -> list[dict]:
+    """Per held-out family: each forecaster's error averaged over the prefixes, flow's worst coverage,
+    and whether the acceptance bar holds (flow <= 0.8 x wls and <= dkf; coverage in [0.7, 0.9])."""
+    out = []
+    for family in dict.fromkeys(r["workload"] for r in rows):
+        mine = [r for r in rows if r["workload"] == family]
+        mean = {
+            name: float(np.mean([r["median_abs_log_ratio"] for r in mine if r["forecaster"] == name]))
+            for name in dict.fromkeys(r["forecaster"] for r in mine)
+        }
+        coverage = [r["coverage"] for r in mine if r["forecaster"] == "flow"]
+        entry = {"workload": family, **{f"{k}_error": v for k, v in mean.items()}}
+        if coverage:
+            entry.update(flow_coverage_min=min(coverage), flow_coverage_max=max(coverage))
+        if {"flow", "wls", "dkf"} <= set(mean):
+            entry["error_ok"] = mean["flow"] <= 0.8 * mean["wls"] and mean["flow"] <= mean["dkf"]
+            entry["coverage_ok"] = min(coverage) >= 0.7 and max(coverage) <= 0.9
+        out.append(entry)
+    return out
+
+
+def format_summary(summary: Sequence[dict]) -> str:
+    """A markdown table of :func:`summarise`."""
+    lines = [
+        "| workload | flow | wls | dkf | flow / wls | flow coverage (min-max over prefixes) | bar met |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in summary:
+        ok = "yes" if s.get("error_ok") and s.get("coverage_ok") else "no"
+        coverage = f"{s['flow_coverage_min']:.2f}-{s['flow_coverage_max']:.2f}"
+        lines.append(
+            f"| {s['workload']} | {s['flow_error']:.3f} | {s['wls_error']:.3f} | {s['dkf_error']:.3f} | "
+            f"{s['flow_error'] / s['wls_error']:.2f} | {coverage} | {ok} |"
+        )
+    return "\n".join(lines)
