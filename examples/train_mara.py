@@ -20,6 +20,7 @@ import argparse
 from pathlib import Path
 
 from mara_agents.mara.ppo import PPOConfig, train
+from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import TEACHERS
 
 
@@ -38,6 +39,12 @@ def parse_args() -> argparse.Namespace:
         "--architecture",
         choices=["joint", "slot"],
         help="actor: joint (a transformer pass per turn) or slot (slot encoded once; fast at scale)",
+    )
+    parser.add_argument(
+        "--generalist",
+        action="store_true",
+        help="train over a distribution of scenarios (M 2-64, every workload, loads 0.7-3.5, arrivals, speeds, "
+        "faults; mara_agents.mara.scenarios) with the slot actor, on seeds no evaluation plays",
     )
     parser.add_argument(
         "--ray",
@@ -75,6 +82,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.env["shaping"] = False
     config.autoregressive = not args.non_autoregressive
     config.ray_address = args.ray
+    if args.generalist:
+        fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
+        small = {"nodes": (2, 6), "max_tasks_cap": 16, "turns_per_episode": 240} if args.quick else {}
+        config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
     if args.architecture is not None:
         config.architecture = args.architecture
     return config

@@ -17,6 +17,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
 
@@ -36,19 +37,29 @@ class Demonstrations:
         return int(self.actions.size)
 
 
-def play_teacher_episode(env_kwargs: dict, teacher: str, seed: int) -> tuple[np.ndarray, ...]:
-    """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate."""
-    env = raw_env(**env_kwargs)
-    guide = Teacher.for_env(teacher, env_kwargs)
+def play_teacher_episode(
+    env_kwargs: dict, teacher: str, seed: int, scenarios: ScenarioSampler | None = None
+) -> tuple[np.ndarray, ...]:
+    """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate.
+
+    With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training.
+    """
+    settings = scenario_settings(env_kwargs, scenarios, seed)
+    padding = Padding.for_scenarios(scenarios)
+    env = raw_env(**settings)
+    guide = Teacher.for_env(teacher, settings)
     env.reset(seed=seed)
     guide.reset(seed)
     obs, masks, states, actions, rewards = [], [], [], [], []
     for agent in live_turns(env):
         observation = env.observe(agent)
         action = guide.action(env, observation)
+        state = env.state()
+        if padding is not None:
+            observation, state = padding.observation(observation), padding.state(state)
         obs.append(observation["observation"])
         masks.append(observation["action_mask"])
-        states.append(env.state())
+        states.append(state)
         actions.append(action)
         env.step(action)
         rewards.append(env.rewards[agent])
@@ -57,16 +68,21 @@ def play_teacher_episode(env_kwargs: dict, teacher: str, seed: int) -> tuple[np.
     return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate
 
 
-def _play(args: tuple[dict, str, int]) -> tuple[np.ndarray, ...]:
+def _play(args: tuple) -> tuple[np.ndarray, ...]:
     return play_teacher_episode(*args)
 
 
 def collect_demonstrations(
-    env_kwargs: dict, teacher: str, seeds: list[int], processes: int = 2, progress: bool = True
+    env_kwargs: dict,
+    teacher: str,
+    seeds: list[int],
+    processes: int = 2,
+    progress: bool = True,
+    scenarios: ScenarioSampler | None = None,
 ) -> Demonstrations:
     """Teacher episodes on ``seeds`` (one per process task), concatenated in seed order."""
     context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    jobs = [(env_kwargs, teacher, seed) for seed in seeds]
+    jobs = [(env_kwargs, teacher, seed, scenarios) for seed in seeds]
     with context.Pool(processes) as pool:
         episodes = list(tqdm(pool.imap(_play, jobs), total=len(jobs), desc=f"{teacher} demos", disable=not progress))
     parts = list(zip(*episodes))

@@ -34,6 +34,7 @@ ROW_INPUTS = len(ROW_FEATURES) + len(FORECAST_FEATURES)
 PRESENT = ROW_FEATURES.index("present")
 CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 LAST_ACTION = NODE_FEATURES.index("last_action")
+SPEED = NODE_FEATURES.index("speed")
 
 
 def batch_layout(batch: torch.Tensor, state: bool = False) -> ObservationLayout:
@@ -151,9 +152,12 @@ def make_critic(history_window: int, width: int, heads: int) -> tuple[RowEncoder
 
 def critic_value(rows_encoder: RowEncoder, value_head: nn.Module, state: torch.Tensor) -> torch.Tensor:
     """The centralised critic: row tokens of the state's table, mean-pooled over present rows, with the
-    slot's global features and the mean node features, through the value head."""
+    slot's global features and the mean features of the cluster's nodes (padding nodes, speed 0, left
+    out), through the value head."""
     globals_, nodes, rows, windows = batch_layout(state, state=True).split_state(state)
     tokens = rows_encoder(rows, windows, globals_)
     present = (rows[..., PRESENT] > 0.5).float()[..., None]
     pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)
-    return value_head(torch.cat([pooled, globals_, nodes.mean(1)], dim=-1)).squeeze(-1)
+    real = (nodes[..., SPEED] > 0).float()[..., None]
+    node_mean = (nodes * real).sum(1) / real.sum(1).clamp(min=1.0)
+    return value_head(torch.cat([pooled, globals_, node_mean], dim=-1)).squeeze(-1)

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
 from mara_env.torch_threads import torch_threads
@@ -61,6 +62,7 @@ class PPOConfig:
     width: int = 64
     layers: int = 2
     autoregressive: bool = True
+    scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors
     architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
     eval_every: int = 40
@@ -134,8 +136,8 @@ def make_pool(config: PPOConfig) -> WorkerPool | RayWorkerPool:
     """The rollout workers: local processes, or Ray actors when ``config.ray_address`` is set."""
     args = (config.num_envs, config.env, config.seed, config.processes, config.teacher)
     if config.ray_address is None:
-        return WorkerPool(*args)
-    return RayWorkerPool(*args, address=config.ray_address)
+        return WorkerPool(*args, scenarios=config.scenarios)
+    return RayWorkerPool(*args, scenarios=config.scenarios, address=config.ray_address)
 
 
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
@@ -223,8 +225,9 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
     from mara_agents.mara.imitation import clone, collect_demonstrations
 
     began = time.perf_counter()
-    seeds = [20_000_000 + config.seed * 100_000 + i for i in range(config.warm_start_episodes)]
-    demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress)
+    first = (TRAINING_SEED_BASE + 500_000_000 if config.scenarios else 20_000_000) + config.seed * 100_000
+    seeds = [first + i for i in range(config.warm_start_episodes)]
+    demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress, config.scenarios)
     env = config.env
     with torch_threads(threads):  # no workers run yet: the cloning may use every core
         stats = clone(

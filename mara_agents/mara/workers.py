@@ -17,21 +17,32 @@ from typing import Any
 
 import numpy as np
 
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
 
 
 class EnvCopy:
-    """One env copy with its seed sequence and, optionally, a teacher labelling its turns."""
+    """One env copy with its seed sequence and, optionally, a teacher labelling its turns.
 
-    def __init__(self, env_kwargs: dict, seeds: list[int], teacher: str | None) -> None:
-        self.env = raw_env(**env_kwargs)
-        self.seeds = iter(seeds)
-        self.teacher = Teacher.for_env(teacher, env_kwargs) if teacher else None
+    With ``scenarios`` every episode plays a scenario drawn from its seed (a new env), and what the
+    learner gets is padded to the largest scenario's sizes so every copy's turns stack into one batch.
+    """
+
+    def __init__(
+        self, env_kwargs: dict, seeds: list[int], teacher: str | None, scenarios: ScenarioSampler | None = None
+    ) -> None:
+        self.base, self.seeds, self.teacher_name = env_kwargs, iter(seeds), teacher
+        self.scenarios, self.padding = scenarios, Padding.for_scenarios(scenarios)
+        self.env: raw_env | None = None
         self._reset()
 
     def _reset(self) -> None:
         seed = next(self.seeds)
+        if self.env is None or self.scenarios is not None:  # a scenario per episode: a new env
+            settings = scenario_settings(self.base, self.scenarios, seed)
+            self.env = raw_env(**settings)
+            self.teacher = Teacher.for_env(self.teacher_name, settings) if self.teacher_name else None
         self.env.reset(seed=seed)
         if self.teacher is not None:
             self.teacher.reset(seed)
@@ -40,7 +51,10 @@ class EnvCopy:
         """Skip finished agents' dead steps; the next live node's observation, mask, state and label."""
         observation = self.env.observe(next(live_turns(self.env)))
         label = self.teacher.action(self.env, observation) if self.teacher is not None else -1
-        return observation["observation"], observation["action_mask"], self.env.state(), label
+        state = self.env.state()
+        if self.padding is not None:
+            observation, state = self.padding.observation(observation), self.padding.state(state)
+        return observation["observation"], observation["action_mask"], state, label
 
     def step(self, action: int) -> tuple[Any, ...]:
         env = self.env
@@ -58,8 +72,10 @@ class EnvCopy:
 class CopyGroup:
     """The env copies one worker runs (a process or a Ray actor)."""
 
-    def __init__(self, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None) -> None:
-        self.copies = [EnvCopy(env_kwargs, seeds, teacher) for seeds in seed_lists]
+    def __init__(
+        self, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None, scenarios: ScenarioSampler | None
+    ) -> None:
+        self.copies = [EnvCopy(env_kwargs, seeds, teacher, scenarios) for seeds in seed_lists]
 
     def observe(self) -> list[tuple[Any, ...]]:
         return [(*c.turn(), 0.0, False, None) for c in self.copies]
@@ -68,8 +84,10 @@ class CopyGroup:
         return [c.step(a) for c, a in zip(self.copies, actions)]
 
 
-def worker_loop(connection, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None) -> None:
-    group = CopyGroup(env_kwargs, seed_lists, teacher)
+def worker_loop(
+    connection, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None, scenarios: ScenarioSampler | None
+) -> None:
+    group = CopyGroup(env_kwargs, seed_lists, teacher, scenarios)
     while True:
         command, payload = connection.recv()
         if command == "close":
@@ -78,9 +96,11 @@ def worker_loop(connection, env_kwargs: dict, seed_lists: list[list[int]], teach
         connection.send(group.observe() if command == "observe" else group.step(payload))
 
 
-def copy_seeds(count: int, seed: int, episodes_per_copy: int) -> list[list[int]]:
-    """Episode seeds of every copy: copy ``i`` plays ``seed * 1_000_003 + i * episodes_per_copy + 0, 1, ...``."""
-    base = seed * 1_000_003
+def copy_seeds(count: int, seed: int, episodes_per_copy: int, scenarios: bool = False) -> list[list[int]]:
+    """Episode seeds of every copy: copy ``i`` plays ``seed * 1_000_003 + i * episodes_per_copy + 0, 1, ...``,
+    from :data:`~mara_agents.mara.scenarios.TRAINING_SEED_BASE` up when training on scenarios (seeds no
+    evaluation plays; the single-scenario default keeps the seeds the shipped policy was trained on)."""
+    base = seed * 1_000_003 + (TRAINING_SEED_BASE if scenarios else 0)
     return [list(range(base + i * episodes_per_copy, base + (i + 1) * episodes_per_copy)) for i in range(count)]
 
 
@@ -103,15 +123,16 @@ class WorkerPool:
         processes: int | None = None,
         teacher: str | None = None,
         episodes_per_copy: int = 100_000,
+        scenarios: ScenarioSampler | None = None,
     ) -> None:
         processes = min(count, processes or count)
         context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        seeds = copy_seeds(count, seed, episodes_per_copy)
+        seeds = copy_seeds(count, seed, episodes_per_copy, scenarios is not None)
         self.shares = np.array_split(np.arange(count), processes)
         self.connections, self.processes = [], []
         for share in self.shares:
             parent, child = context.Pipe()
-            args = (child, env_kwargs, [seeds[i] for i in share], teacher)
+            args = (child, env_kwargs, [seeds[i] for i in share], teacher, scenarios)
             process = context.Process(target=worker_loop, args=args, daemon=True)
             process.start()
             self.connections.append(parent)
@@ -154,6 +175,7 @@ class RayWorkerPool:
         processes: int | None = None,
         teacher: str | None = None,
         episodes_per_copy: int = 100_000,
+        scenarios: ScenarioSampler | None = None,
         address: str = "local",
     ) -> None:
         import ray
@@ -169,10 +191,10 @@ class RayWorkerPool:
                 log_to_driver=False,
                 configure_logging=False,
             )
-        seeds = copy_seeds(count, seed, episodes_per_copy)
+        seeds = copy_seeds(count, seed, episodes_per_copy, scenarios is not None)
         self.shares = np.array_split(np.arange(count), processes)
         actor = ray.remote(num_cpus=1)(CopyGroup)
-        self.actors = [actor.remote(env_kwargs, [seeds[i] for i in share], teacher) for share in self.shares]
+        self.actors = [actor.remote(env_kwargs, [seeds[i] for i in share], teacher, scenarios) for share in self.shares]
         self._ray = ray
 
     def observe(self) -> list[tuple[Any, ...]]:

@@ -142,6 +142,36 @@ class ObservationLayout:
         table[:, self.row_index["chosen_now"]] = 0.0
         return out
 
+    def padded(self, vector: np.ndarray, max_tasks: int, num_nodes: int | None = None, state: bool = False):
+        """``vector`` (an observation, or a state with ``state=True``) as the layout of an env with
+        ``max_tasks`` rows (and, for a state, ``num_nodes`` node rows) sees it: the extra rows are empty
+        (``present`` 0) and the extra nodes all zero (speed 0: absent). In an observation,
+        ``last_action`` is rescaled so it still names the same row (a policy reads it as an index);
+        every other feature keeps its value. Training on envs of several sizes stacks padded vectors
+        into one batch.
+        """
+        num_nodes = self.num_nodes if num_nodes is None else num_nodes
+        if max_tasks < self.max_tasks or num_nodes < self.num_nodes:
+            raise ValueError(f"cannot pad K={self.max_tasks}, M={self.num_nodes} down to K={max_tasks}, M={num_nodes}")
+        big = ObservationLayout(max_tasks, self.history_window, num_nodes if state else self.num_nodes)
+        src, dst = (self.state_slices, big.state_slices) if state else (self.slices, big.slices)
+        out = np.zeros(big.state_size if state else big.size, dtype=np.float32)
+        out[dst["header"]] = vector[src["header"]]
+        out[dst["header"].start + HEADER.index("max_tasks")] = max_tasks
+        out[dst["global"]] = vector[src["global"]]
+        nodes_part = "nodes" if state else "node"
+        nodes = out[dst[nodes_part]].reshape(-1, len(NODE_FEATURES))
+        nodes[: vector[src[nodes_part]].size // len(NODE_FEATURES)] = vector[src[nodes_part]].reshape(
+            -1, len(NODE_FEATURES)
+        )
+        if state:
+            out[dst["header"].start + HEADER.index("num_nodes")] = num_nodes
+        else:
+            nodes[:, NODE_FEATURES.index("last_action")] *= self.max_tasks / max_tasks
+        table = out[dst["table"]].reshape(max_tasks, self.row_size)
+        table[: self.max_tasks] = vector[src["table"]].reshape(self.max_tasks, self.row_size)
+        return out
+
     def with_forecasts(self, vector: np.ndarray, features: np.ndarray) -> np.ndarray:
         """A copy of observation ``vector`` whose forecast columns are ``features`` ``(K_max, 5)``."""
         out = np.array(vector, dtype=np.float32, copy=True)

@@ -23,6 +23,7 @@ __all__ = [
     "ArrivalPlan",
     "ArrivalProcess",
     "BurstyArrivals",
+    "DiurnalArrivals",
     "PoissonArrivals",
     "TraceArrivals",
     "make_arrivals",
@@ -92,7 +93,28 @@ class BurstyArrivals:
         return _plan(np.repeat(np.arange(horizon), counts))
 
 
-ARRIVALS = {"poisson": PoissonArrivals, "bursty": BurstyArrivals}
+@dataclass(frozen=True)
+class DiurnalArrivals:
+    """Poisson arrivals whose rate follows a day: ``rate * (1 + amplitude * sin(2 pi t / period + phase))``.
+
+    The phase is drawn per episode, so an episode may start at any time of day; the mean rate over
+    whole periods is ``rate``. Cluster traces show such cycles (busy days, quiet nights).
+    """
+
+    period: float = 144.0
+    amplitude: float = 0.8
+    name: str = "diurnal"
+    uses_load = True
+
+    def plan(self, rng: np.random.Generator, rate: float, horizon: int) -> ArrivalPlan:
+        phase = rng.uniform(0.0, 2.0 * np.pi)
+        t = np.arange(horizon)
+        rates = rate * (1.0 + self.amplitude * np.sin(2.0 * np.pi * t / self.period + phase))
+        counts = rng.poisson(np.maximum(rates, 0.0))
+        return _plan(np.repeat(t, counts))
+
+
+ARRIVALS = {"poisson": PoissonArrivals, "bursty": BurstyArrivals, "diurnal": DiurnalArrivals}
 
 
 def uses_load(process: ArrivalProcess) -> bool:

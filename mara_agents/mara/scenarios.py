@@ -1,0 +1,134 @@
+"""Training scenarios for a generalist MARA policy: a distribution over clusters and workloads.
+
+A :class:`ScenarioSampler` draws the env settings of one training episode: the cluster size ``M``,
+the table size ``K_max``, the workload, the load (from light to beyond ``extreme``), the arrival
+process (Poisson, bursty, diurnal), sometimes heterogeneous node speeds and sometimes node faults.
+The horizon shrinks as ``M`` grows so that an episode stays near ``turns_per_episode`` node turns
+(big clusters would otherwise take most of the training time). Observations of every scenario are
+padded to ``max_tasks_cap`` rows (and states to ``max_nodes`` nodes) by the rollout workers, so they
+stack into one batch; the padded vectors mean the same as the originals
+(:meth:`mara_env.observation.ObservationLayout.padded`).
+
+Training on scenarios draws every episode seed (rollout copies, and warm-start demonstrations from
+``TRAINING_SEED_BASE + 500,000,000``) from :data:`TRAINING_SEED_BASE` up, which no evaluation uses:
+benchmarks play seeds from 0 and validation seeds start at 10,000,000, far below it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mara_env.observation import layout_of
+from mara_env.workloads import WORKLOADS
+
+TRAINING_SEED_BASE = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class ScenarioSampler:
+    """A distribution of env settings; :meth:`sample` draws one scenario.
+
+    Parameters
+    ----------
+    nodes:
+        ``M`` is drawn log-uniformly in this range (inclusive).
+    max_tasks_cap:
+        The largest ``K_max`` drawn (and the size observations are padded to).
+    rows_per_node:
+        ``K_max`` is drawn log-uniformly between ``rows_per_node[0] * M`` and ``rows_per_node[1] * M``,
+        clipped to ``[8, max_tasks_cap]``.
+    workloads:
+        Workload names (``None``: every registered workload).
+    loads:
+        Offered load drawn uniformly in this range (``train`` is 1.4, ``extreme`` 2.8).
+    arrivals:
+        Arrival processes, drawn uniformly.
+    hetero_share, fault_share:
+        Shares of episodes with log-normal node speeds (sigma 0.4, clipped to [0.25, 4]) and with
+        node faults (``mtbf`` drawn in [100, 1000] slots, ``mttr`` in [5, 30]).
+    turns_per_episode, horizon:
+        The horizon is ``turns_per_episode / M`` slots, clipped to ``horizon``.
+    fixed:
+        Env settings every scenario shares (``shaping``, ``forecaster``, ``curve_split``, ...).
+    """
+
+    nodes: tuple[int, int] = (2, 64)
+    max_tasks_cap: int = 64
+    rows_per_node: tuple[float, float] = (1.0, 4.0)
+    workloads: tuple[str, ...] | None = None
+    loads: tuple[float, float] = (0.7, 3.5)
+    arrivals: tuple[str, ...] = ("poisson", "bursty", "diurnal")
+    hetero_share: float = 0.3
+    fault_share: float = 0.2
+    turns_per_episode: int = 2400
+    horizon: tuple[int, int] = (60, 300)
+    fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
+
+    def __post_init__(self) -> None:
+        low, high = self.nodes
+        if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= self.max_tasks_cap):
+            raise ValueError(f"nodes must be integers 1 <= low <= high <= max_tasks_cap, got {self.nodes}")
+        if not 0 < self.loads[0] <= self.loads[1]:
+            raise ValueError(f"loads must be a range of numbers > 0, got {self.loads}")
+        unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
+        if unknown:
+            raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
+
+    @property
+    def max_nodes(self) -> int:
+        """The largest ``M`` drawn (the size states are padded to)."""
+        return self.nodes[1]
+
+    def sample(self, rng: np.random.Generator) -> dict:
+        """The ``raw_env`` settings of one scenario."""
+        m = int(round(math.exp(rng.uniform(math.log(self.nodes[0]), math.log(self.nodes[1] + 0.5) - 1e-9))))
+        m = min(max(m, self.nodes[0]), self.nodes[1])
+        low, high = self.rows_per_node
+        k = int(round(m * math.exp(rng.uniform(math.log(low), math.log(high)))))
+        k = min(max(k, 8), self.max_tasks_cap)
+        workloads = self.workloads or tuple(sorted(WORKLOADS))
+        settings = {
+            **self.fixed,
+            "num_nodes": m,
+            "max_tasks": k,
+            "horizon": int(np.clip(self.turns_per_episode // m, *self.horizon)),
+            "workload": str(rng.choice(workloads)),
+            "load": float(rng.uniform(*self.loads)),
+            "arrivals": str(rng.choice(self.arrivals)),
+        }
+        if rng.random() < self.hetero_share:
+            settings["node_speeds"] = np.clip(rng.lognormal(0.0, 0.4, size=m), 0.25, 4.0).round(3).tolist()
+        if rng.random() < self.fault_share:
+            settings["faults"] = {"mtbf": float(rng.uniform(100, 1000)), "mttr": float(rng.uniform(5, 30))}
+        return settings
+
+
+def scenario_settings(base: dict, scenarios: ScenarioSampler | None, seed: int) -> dict:
+    """The env settings of the episode with ``seed``: ``base``, or a scenario drawn from that seed."""
+    if scenarios is None:
+        return base
+    return scenarios.sample(np.random.default_rng([seed, 0x5CE7]))
+
+
+@dataclass(frozen=True)
+class Padding:
+    """Pads one env's observations, masks and states to the sizes of the largest scenario."""
+
+    max_tasks: int
+    max_nodes: int
+
+    @classmethod
+    def for_scenarios(cls, scenarios: ScenarioSampler | None) -> Padding | None:
+        return None if scenarios is None else cls(scenarios.max_tasks_cap, scenarios.max_nodes)
+
+    def observation(self, observation: dict) -> dict:
+        vector = observation["observation"]
+        mask = np.zeros(self.max_tasks + 1, dtype=observation["action_mask"].dtype)
+        mask[: observation["action_mask"].size] = observation["action_mask"]
+        return {"observation": layout_of(vector).padded(vector, self.max_tasks), "action_mask": mask}
+
+    def state(self, state: np.ndarray) -> np.ndarray:
+        return layout_of(state, state=True).padded(state, self.max_tasks, self.max_nodes, state=True)
