@@ -31,7 +31,15 @@ from mara_agents.stats import summarize
 from mara_env import __version__
 from mara_env.config import DEFAULTS
 
-TABLE_METRICS = ("completion_rate", "completed", "arrived", "wasted_work", "utilisation", "switches_per_task")
+TABLE_METRICS = (
+    "completion_rate",
+    "completed",
+    "arrived",
+    "wasted_work",
+    "utilisation",
+    "switches_per_task",
+    "upper_bound_rate",
+)
 
 
 def format_table(summaries: dict[str, dict], metrics: Sequence[str] = TABLE_METRICS) -> str:

@@ -20,7 +20,7 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     The record holds the env's final metrics (those of ``info["metrics"]``: the simulator's, plus
     ``invalid_actions``, actions the env played as idle because they were masked or malformed, 0 for
     a correct scheduler, and ``trace_rows_dropped``), the team ``return``, ``wall_seconds`` and
-    ``upper_bound``:
+    ``upper_bound`` and ``upper_bound_rate`` (per arrived task):
     the LP ceiling on the episode's completions (:func:`mara_env.core.upper_bound.env_upper_bound`).
     """
     start = time.perf_counter()
@@ -35,6 +35,7 @@ def play_episode(env: raw_env, scheduler: Scheduler, seed: int) -> dict:
     record["wall_seconds"] = time.perf_counter() - start
     # The LP ceiling on this episode's completions (same tasks and faults whatever was played).
     record["upper_bound"] = env_upper_bound(env).completions
+    record["upper_bound_rate"] = record["upper_bound"] / record["arrived"] if record["arrived"] else 0.0
     return record
 
 
@@ -88,8 +89,8 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
     list of dict
         Per episode: ``seed``, ``completion_rate``, ``completed``, ``arrived``, ``expired``,
         ``wasted_work``, ``utilisation``, ``switches_per_task``, ``mean_failure_shortfall``,
-        ``invalid_actions``, ``return`` (the team return, shaped if ``shaping=True``), ``wall_seconds``
-        and ``upper_bound``.
+        ``invalid_actions``, ``return`` (the team return, shaped if ``shaping=True``), ``wall_seconds``,
+        ``upper_bound`` and ``upper_bound_rate``.
     """
     scheduler = make(agent) if isinstance(agent, str) else agent
     env = raw_env(**env_config(scheduler, env_kwargs))

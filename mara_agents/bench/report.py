@@ -18,7 +18,8 @@ from mara_agents.bench.files import write_json, write_text
 from mara_agents.bench.summary import summary_rows, write_summary
 from mara_agents.stats import format_table, summarize
 
-TABLE_METRICS = ("completion_rate", "wasted_work", "utilisation", "switches_per_task")
+# upper_bound_rate: the episode's LP ceiling on completions per arrived task, the same for every agent
+TABLE_METRICS = ("completion_rate", "wasted_work", "utilisation", "switches_per_task", "upper_bound_rate")
 VERSION_PACKAGES = ("numpy", "torch", "gymnasium", "pettingzoo")
 
 
