@@ -77,7 +77,7 @@ def main() -> None:
             )
         if args.checkpoint is not None:
             algo.save_to_path(str(args.checkpoint.resolve()))
-        scheduler = RLlibScheduler(algo.get_module(POLICY_ID), env_kwargs)
+        scheduler = RLlibScheduler(algo.get_module(POLICY_ID), trained_env=env_kwargs)
         algo.stop()
     finally:
         ray.shutdown()

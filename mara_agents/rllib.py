@@ -124,20 +124,21 @@ def _shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 class RLlibScheduler:
     """A trained masked RL module as a :class:`mara_agents.Scheduler` (for ``mara_agents.evaluate``).
 
-    ``env_kwargs`` are the ``raw_env`` keywords it was trained with: the runner then plays it with the
-    same forecaster and observation shape. Plays the most likely allowed action (``deterministic=True``)
-    or samples among the allowed ones with a generator seeded by :meth:`reset`.
+    ``trained_env`` holds the ``raw_env`` keywords it was trained with (as for ``SB3Scheduler``): the
+    runner then plays it with the same forecaster and observation shape. Plays the most likely allowed
+    action (``deterministic=True``) or samples among the allowed ones with a generator seeded by
+    :meth:`reset`.
     """
 
     def __init__(
         self,
         module: MaskedPPOTorchRLModule,
-        env_kwargs: Mapping[str, Any] | None = None,
+        trained_env: Mapping[str, Any] | None = None,
         deterministic: bool = True,
         seed: int | None = 0,
     ) -> None:
         self.module = module
-        self.requirements = EnvRequirements.trained_on(env_kwargs or {}, shape=OBSERVATION_SETTINGS)
+        self.requirements = EnvRequirements.trained_on(trained_env or {}, shape=OBSERVATION_SETTINGS)
         self.deterministic = deterministic
         self.reset(seed)
 

@@ -47,7 +47,7 @@ def test_masked_actions_are_never_sampled_or_played(local_ray):
     finally:
         algo.stop()
     for deterministic in (True, False):
-        scheduler = RLlibScheduler(module, SMALL_ENV, deterministic=deterministic, seed=1)
+        scheduler = RLlibScheduler(module, trained_env=SMALL_ENV, deterministic=deterministic, seed=1)
         env = mara_env.raw_env(**SMALL_ENV, invalid_action="raise")
         env.reset(seed=0)
         choices = played = 0
