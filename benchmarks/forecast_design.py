@@ -24,7 +24,15 @@ from mara_env.forecast.train import resolve_banks, train
 from mara_env.workloads.recorded import RecordedWorkload
 
 DEV = ("vision", "rl")
-VARIANTS = {"plain": {"augment_strength": 0.0}, "augmented": {"augment_strength": 1.0}}
+VARIANTS = {
+    "plain": {"augment_strength": 0.0},
+    "augmented": {"augment_strength": 1.0},
+    "augmented_wide": {"augment_strength": 1.0, "wide": True},
+    "augmented_wide_embed128": {"augment_strength": 1.0, "wide": True, "embed": 128},
+    "augmented_wide_embed128_15k": {"augment_strength": 1.0, "wide": True, "embed": 128, "steps": 15000},
+    "synthetic_third_plain_12k": {"augment_strength": 0.0, "synthetic_share": 0.34, "steps": 12000},
+    "synthetic_third_augmented_12k": {"augment_strength": 1.0, "synthetic_share": 0.34, "steps": 12000},
+}
 PREFIXES = (0.1, 0.25, 0.5)
 
 
@@ -48,7 +56,8 @@ def main() -> None:
     for variant in args.variants:
         path = args.dir / f"flow_{variant}.pt"
         if not path.is_file():
-            train(banks, args.steps, 256, 2e-3, 0, path, progress=False, **VARIANTS[variant])
+            settings = {"steps": args.steps, **VARIANTS[variant]}
+            train(banks, batch=256, lr=2e-3, seed=0, out=path, progress=False, **settings)
         net = load_flow_net(path)
         for cal_name, cal in calibrations(net).items():
             forecaster = FlowForecaster.from_net(net, calibration=cal)

@@ -22,12 +22,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=32)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--forecasters", nargs="+", default=["flow", "wls", "dkf"])
+    parser.add_argument("--weights", help="flow weights file (default: the shipped one)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     histories, targets, _ = make_cases("synthetic", 0.25, args.tasks, seed=0)
     print(f"torch {torch.__version__}, 1 thread, {args.tasks} tasks per call, {args.calls} calls")
     for name in args.forecasters:
-        f = forecast.make(name)
+        f = forecast.make(name, weights=args.weights) if name == "flow" and args.weights else forecast.make(name)
         for _ in range(10):  # warm-up
             f.predict(histories, targets)
         times = []

@@ -84,3 +84,13 @@ def test_batched_sampler_encodes_prefixes_exactly_like_prediction():
         np.testing.assert_allclose(z[k], np.log(best) - log_ref, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(mask[k], future <= raw.size - 1)
     assert len(TrajectorySampler(curves, np.random.default_rng(1), strength=1.0, copies=2)) == 12
+
+
+def test_synthetic_share_sets_the_share_of_training_curves():
+    from mara_env.forecast.train import curves_of
+
+    mixed = curves_of(["synthetic", "gbt", "tabular"], "train", synthetic_share=0.5)
+    synthetic = curves_of(["synthetic"], "train")
+    assert abs(len(synthetic) / len(mixed) - 0.5) < 0.05
+    with pytest.raises(ValueError, match="synthetic_share must be in"):
+        curves_of(["synthetic", "gbt"], "train", synthetic_share=1.5)

@@ -13,18 +13,23 @@ import numpy as np
 
 #: probability of each transform per training example
 PROBABILITIES = {"power": 0.3, "floor": 0.3, "warp": 0.3, "drop": 0.25, "plateau": 0.15}
+#: range of the exponent ``p`` of :func:`power` (log-uniform) and of the floor shift of :func:`floor`
+#: in units of the curve's minimum (uniform); :data:`WIDE` is the wider setting (see docs/forecasters.md)
+RANGES = {"power": (0.5, 2.0), "floor": (-0.9, 2.0)}
+WIDE = {"power": (0.2, 2.0), "floor": (-0.9, 6.0)}
 
 
-def power(curve: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def power(curve: np.ndarray, rng: np.random.Generator, ranges: dict = RANGES) -> np.ndarray:
     """``L ** p``: a monotone metric transform (sharper or flatter in log space)."""
-    return curve ** np.exp(rng.uniform(np.log(0.5), np.log(2.0)))
+    low, high = ranges["power"]
+    return curve ** np.exp(rng.uniform(np.log(low), np.log(high)))
 
 
-def floor(curve: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def floor(curve: np.ndarray, rng: np.random.Generator, ranges: dict = RANGES) -> np.ndarray:
     """Move the curve's floor: subtract up to 90% of its minimum (approaching 0, like error rates)
-    or add up to twice its minimum (an irreducible level it flattens above)."""
+    or add a multiple of it (an irreducible level it flattens above, like bits per character)."""
     low = float(curve.min())
-    shift = rng.uniform(-0.9, 2.0) * low
+    shift = rng.uniform(*ranges["floor"]) * low
     return np.maximum(curve + shift, 1e-3 * low)
 
 
@@ -62,7 +67,7 @@ def plateau(curve: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 TRANSFORMS = {"power": power, "floor": floor, "warp": warp, "drop": drop, "plateau": plateau}
 
 
-def augment(curve: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
+def augment(curve: np.ndarray, rng: np.random.Generator, strength: float = 1.0, ranges: dict = RANGES) -> np.ndarray:
     """``curve`` after each transform, applied with probability ``strength x`` its entry in
     :data:`PROBABILITIES` (in a random order); ``strength = 0`` returns the curve unchanged."""
     if strength <= 0:
@@ -70,5 +75,5 @@ def augment(curve: np.ndarray, rng: np.random.Generator, strength: float = 1.0) 
     out = curve
     for name in rng.permutation(list(TRANSFORMS)):
         if rng.random() < strength * PROBABILITIES[name]:
-            out = TRANSFORMS[name](out, rng)
+            out = TRANSFORMS[name](out, rng, ranges) if name in ranges else TRANSFORMS[name](out, rng)
     return np.maximum(out, 1e-12)

@@ -21,7 +21,14 @@ DEFAULT_DIR = Path("runs") / "holdout"
 PREFIXES = (0.1, 0.25, 0.5)
 FORECASTERS = ("flow", "wls", "dkf")
 #: training settings of the per-family models (short: one model per family)
-TRAIN_SETTINGS = {"steps": 5000, "batch": 256, "lr": 2e-3, "seed": 0, "augment_strength": 1.0}
+TRAIN_SETTINGS = {
+    "steps": 12000,
+    "batch": 256,
+    "lr": 2e-3,
+    "seed": 0,
+    "augment_strength": 1.0,
+    "synthetic_share": 0.34,
+}
 
 
 def holdout_families(name: str) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mara_env.forecast.augment import augment
+from mara_env.forecast.augment import RANGES, augment
 from mara_env.forecast.flow import CONDITION_SIZE, PREFIX, future_grid
 
 MAX_STRIDE = 16
@@ -35,16 +35,23 @@ class TrajectorySampler:
         versions, and a draw picks the original or one of them uniformly.
     copies:
         Augmented versions per curve.
+    ranges:
+        Ranges of the power and floor transforms (:data:`mara_env.forecast.augment.RANGES`).
     """
 
     def __init__(
-        self, curves: Sequence[np.ndarray], rng: np.random.Generator, strength: float = 0.0, copies: int = 3
+        self,
+        curves: Sequence[np.ndarray],
+        rng: np.random.Generator,
+        strength: float = 0.0,
+        copies: int = 3,
+        ranges: dict = RANGES,
     ) -> None:
         kept = [np.asarray(c, dtype=np.float64) for c in curves if len(c) >= MIN_POINTS]
         if not kept:
             raise ValueError(f"curves must hold at least one curve of >= {MIN_POINTS} points")
         if strength > 0:
-            kept = kept + [augment(c, rng, strength) for _ in range(copies) for c in kept]
+            kept = kept + [augment(c, rng, strength, ranges) for _ in range(copies) for c in kept]
         self.lengths = np.array([c.size for c in kept])
         width = int(self.lengths.max())
         self.log_raw = np.zeros((len(kept), width))

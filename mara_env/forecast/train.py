@@ -1,6 +1,8 @@
 """Train the flow forecaster on the training splits of the curve banks.
 
-    python -m mara_env.forecast.train --banks all --steps 6000 --seed 0 --out runs/flow/flow.pt
+    python -m mara_env.forecast.train --banks all --steps 16000 --synthetic-share 0.34 --augment 1 --seed 0
+
+(these are the defaults: the recipe of the shipped weights).
 
 Only ``train`` splits are fitted; the ``val`` splits give the printed validation loss and the
 conformal calibration of the quantiles (:mod:`mara_env.forecast.calibration`); the ``test`` splits
@@ -23,6 +25,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from mara_env.forecast.augment import RANGES, WIDE
 from mara_env.forecast.flow import WEIGHTS
 from mara_env.forecast.flow_net import FlowNet, save_flow_net
 from mara_env.forecast.sampler import TrajectorySampler
@@ -41,13 +44,20 @@ def flow_matching_loss(net: FlowNet, cond: torch.Tensor, z: torch.Tensor, mask: 
     return (((v - (z - noise)) ** 2) * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-def curves_of(banks: Sequence[str], split: str) -> list[np.ndarray]:
-    """The loss curves of ``split`` of every bank, each bank weighted equally by repetition."""
-    per_bank = [list(load_bank(b).split(split).losses) for b in banks]
-    largest = max(len(c) for c in per_bank)
+def curves_of(banks: Sequence[str], split: str, synthetic_share: float | None = None) -> list[np.ndarray]:
+    """The loss curves of ``split`` of every bank, each bank weighted equally by repetition; with
+    ``synthetic_share``, the ``synthetic`` bank makes up that share and the others split the rest."""
+    per_bank = {b: list(load_bank(b).split(split).losses) for b in banks}
+    per_other = max(len(c) for c in per_bank.values())
+    if synthetic_share and "synthetic" in per_bank and len(per_bank) > 1:
+        if not 0.0 < synthetic_share < 1.0:
+            raise ValueError(f"synthetic_share must be in (0, 1), got {synthetic_share}")
+        total_other = len(per_bank["synthetic"]) * (1.0 - synthetic_share) / synthetic_share
+        per_other = total_other / (len(per_bank) - 1)
     mixed: list[np.ndarray] = []
-    for curves in per_bank:
-        mixed += curves * max(1, round(largest / max(len(curves), 1)))
+    for name, curves in per_bank.items():
+        target = len(curves) if (synthetic_share and name == "synthetic") else per_other
+        mixed += curves * max(1, round(target / max(len(curves), 1)))
     return mixed
 
 
@@ -73,14 +83,22 @@ def train(
     progress: bool,
     augment_strength: float = 0.0,
     calibrate: bool = True,
+    wide: bool = False,
+    embed: int = 64,
+    synthetic_share: float | None = None,
 ) -> dict:
-    """Train, calibrate on the ``val`` splits (unless ``calibrate`` is False) and save to ``out``."""
+    """Train, calibrate on the ``val`` splits (unless ``calibrate`` is False) and save to ``out``.
+
+    ``wide`` selects the wider augmentation ranges; ``embed`` is the prefix encoder's width."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    train_data = TrajectorySampler(curves_of(banks, "train"), np.random.default_rng(seed), augment_strength)
+    ranges = WIDE if wide else RANGES
+    train_data = TrajectorySampler(
+        curves_of(banks, "train", synthetic_share), np.random.default_rng(seed), augment_strength, ranges=ranges
+    )
     val_data = TrajectorySampler(curves_of(banks, "val"), np.random.default_rng(seed + 1))
     val_batch = val_data.batch(2048)
-    net = FlowNet()
+    net = FlowNet(embed=embed)
     optimiser = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.05)
     start, history = time.perf_counter(), []
@@ -104,6 +122,9 @@ def train(
         "lr": lr,
         "seed": seed,
         "augment": augment_strength,
+        "augment_ranges": ranges,
+        "synthetic_share": synthetic_share,
+        "embed": embed,
         "train_seconds": round(time.perf_counter() - start, 1),
         "history": history,
         "command": " ".join(["python -m mara_env.forecast.train", *sys.argv[1:]]),
@@ -127,7 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exclude", nargs="*", default=[], help="banks left out (leave-one-family-out)")
     parser.add_argument("--augment", type=float, default=1.0, help="augmentation strength (0 = none)")
     parser.add_argument("--no-calibrate", action="store_true", help="skip the conformal calibration")
-    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--wide", action="store_true", help="wider power/floor augmentation ranges")
+    parser.add_argument("--embed", type=int, default=64, help="prefix encoder width")
+    parser.add_argument("--synthetic-share", type=float, default=0.34, help="share of the synthetic bank (0 = equal)")
+    parser.add_argument("--steps", type=int, default=16000)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
@@ -141,7 +165,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     banks = resolve_banks(args.banks, args.exclude)
     out = WEIGHTS if args.install else args.out
     extra = train(
-        banks, args.steps, args.batch, args.lr, args.seed, out, not args.quiet, args.augment, not args.no_calibrate
+        banks,
+        args.steps,
+        args.batch,
+        args.lr,
+        args.seed,
+        out,
+        not args.quiet,
+        args.augment,
+        not args.no_calibrate,
+        args.wide,
+        args.embed,
+        args.synthetic_share,
     )
     print(f"wrote {out} after {extra['train_seconds']} s; last {extra['history'][-1]}")
     print(f"calibration: {extra.get('calibration')}")
