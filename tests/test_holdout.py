@@ -92,5 +92,16 @@ def test_synthetic_share_sets_the_share_of_training_curves():
     mixed = curves_of(["synthetic", "gbt", "tabular"], "train", synthetic_share=0.5)
     synthetic = curves_of(["synthetic"], "train")
     assert abs(len(synthetic) / len(mixed) - 0.5) < 0.05
-    with pytest.raises(ValueError, match="synthetic_share must be in"):
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\)"):
         curves_of(["synthetic", "gbt"], "train", synthetic_share=1.5)
+
+
+def test_named_shares_and_their_parsing():
+    from mara_env.forecast.train import _parse_shares, curves_of
+
+    mixed = curves_of(["synthetic", "gbt", "tabular"], "train", shares={"gbt": 0.5})
+    gbt = curves_of(["gbt"], "train")
+    assert abs(sum(any(c is g for g in gbt) for c in mixed) / len(mixed) - 0.5) < 0.05
+    assert _parse_shares(["vision=0.15"]) == {"vision": 0.15} and _parse_shares([]) is None
+    with pytest.raises(ValueError, match="BANK=FRACTION"):
+        _parse_shares(["vision"])

@@ -54,9 +54,9 @@ def fit_from_quantiles(quantiles: np.ndarray, truth: np.ndarray, use_shift: bool
 def fit_calibration(net, banks: Sequence[str], tasks: int = 200, seed: int = 0) -> dict:
     """Fit the calibration of ``net`` on ``tasks`` val cases per bank and prefix.
 
-    The one used is widening only (``shift = 0``): on families the flow was not trained on, moving
-    the median by the training families' bias made the error worse (docs/forecasters.md); the fit
-    with a shift is kept under ``"with_shift"`` for the record."""
+    The one used is widening only (``shift = 0``): a median correction learned on the training
+    families need not hold on a new family, and on the development families it was mixed
+    (docs/forecasters.md); the fit with a shift is kept under ``"with_shift"`` for the record."""
     from mara_env.forecast.evaluation import make_cases
     from mara_env.forecast.flow import FlowForecaster
 

@@ -27,7 +27,8 @@ TRAIN_SETTINGS = {
     "lr": 2e-3,
     "seed": 0,
     "augment_strength": 1.0,
-    "synthetic_share": 0.34,
+    "synthetic_share": 0.3,
+    "shares": {"vision": 0.15, "rl": 0.15},
 }
 
 

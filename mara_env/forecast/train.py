@@ -1,6 +1,7 @@
 """Train the flow forecaster on the training splits of the curve banks.
 
-    python -m mara_env.forecast.train --banks all --steps 16000 --synthetic-share 0.34 --augment 1 --seed 0
+    python -m mara_env.forecast.train --banks all --steps 16000 --synthetic-share 0.3 --share vision=0.15 rl=0.15 \
+        --augment 1 --seed 0
 
 (these are the defaults: the recipe of the shipped weights).
 
@@ -44,20 +45,35 @@ def flow_matching_loss(net: FlowNet, cond: torch.Tensor, z: torch.Tensor, mask: 
     return (((v - (z - noise)) ** 2) * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-def curves_of(banks: Sequence[str], split: str, synthetic_share: float | None = None) -> list[np.ndarray]:
-    """The loss curves of ``split`` of every bank, each bank weighted equally by repetition; with
-    ``synthetic_share``, the ``synthetic`` bank makes up that share and the others split the rest."""
+def curves_of(
+    banks: Sequence[str], split: str, synthetic_share: float | None = None, shares: dict[str, float] | None = None
+) -> list[np.ndarray]:
+    """The loss curves of ``split`` of every bank, repeated so that each bank has a set share of them.
+
+    By default every bank is weighted equally; ``shares`` fixes the share of named banks (the others
+    split the rest equally), and ``synthetic_share`` is shorthand for ``{"synthetic": share}``.
+    """
     per_bank = {b: list(load_bank(b).split(split).losses) for b in banks}
-    per_other = max(len(c) for c in per_bank.values())
-    if synthetic_share and "synthetic" in per_bank and len(per_bank) > 1:
-        if not 0.0 < synthetic_share < 1.0:
-            raise ValueError(f"synthetic_share must be in (0, 1), got {synthetic_share}")
-        total_other = len(per_bank["synthetic"]) * (1.0 - synthetic_share) / synthetic_share
-        per_other = total_other / (len(per_bank) - 1)
+    shares = dict(shares or {})
+    if synthetic_share:
+        shares.setdefault("synthetic", synthetic_share)
+    shares = {b: f for b, f in shares.items() if b in per_bank}
+    rest = [b for b in per_bank if b not in shares]
+    if (
+        any(not 0.0 < f < 1.0 for f in shares.values())
+        or sum(shares.values()) > 1.0
+        or (rest and sum(shares.values()) >= 1.0)
+    ):
+        raise ValueError(f"synthetic_share and shares must be in (0, 1) and sum below 1, got {shares}")
+    if not shares:
+        share_of = {b: 1.0 / len(per_bank) for b in per_bank}
+    else:
+        left = (1.0 - sum(shares.values())) / max(len(rest), 1)
+        share_of = {b: shares.get(b, left) for b in per_bank}
+    total = max(len(c) / share_of[b] for b, c in per_bank.items())  # no bank below one copy
     mixed: list[np.ndarray] = []
     for name, curves in per_bank.items():
-        target = len(curves) if (synthetic_share and name == "synthetic") else per_other
-        mixed += curves * max(1, round(target / max(len(curves), 1)))
+        mixed += curves * max(1, round(share_of[name] * total / max(len(curves), 1)))
     return mixed
 
 
@@ -86,6 +102,7 @@ def train(
     wide: bool = False,
     embed: int = 64,
     synthetic_share: float | None = None,
+    shares: dict[str, float] | None = None,
 ) -> dict:
     """Train, calibrate on the ``val`` splits (unless ``calibrate`` is False) and save to ``out``.
 
@@ -94,7 +111,7 @@ def train(
     gen = torch.Generator().manual_seed(seed)
     ranges = WIDE if wide else RANGES
     train_data = TrajectorySampler(
-        curves_of(banks, "train", synthetic_share), np.random.default_rng(seed), augment_strength, ranges=ranges
+        curves_of(banks, "train", synthetic_share, shares), np.random.default_rng(seed), augment_strength, ranges=ranges
     )
     val_data = TrajectorySampler(curves_of(banks, "val"), np.random.default_rng(seed + 1))
     val_batch = val_data.batch(2048)
@@ -124,6 +141,7 @@ def train(
         "augment": augment_strength,
         "augment_ranges": ranges,
         "synthetic_share": synthetic_share,
+        "shares": shares,
         "embed": embed,
         "train_seconds": round(time.perf_counter() - start, 1),
         "history": history,
@@ -138,6 +156,18 @@ def train(
     return extra
 
 
+def _parse_shares(items: Sequence[str]) -> dict[str, float] | None:
+    """``["vision=0.15", ...]`` -> ``{"vision": 0.15}``; ``ValueError`` naming the bad item."""
+    shares = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            shares[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--share takes BANK=FRACTION items, got {item!r}") from None
+    return shares or None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mara_env.forecast.train",
@@ -150,7 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-calibrate", action="store_true", help="skip the conformal calibration")
     parser.add_argument("--wide", action="store_true", help="wider power/floor augmentation ranges")
     parser.add_argument("--embed", type=int, default=64, help="prefix encoder width")
-    parser.add_argument("--synthetic-share", type=float, default=0.34, help="share of the synthetic bank (0 = equal)")
+    parser.add_argument("--synthetic-share", type=float, default=0.3, help="share of the synthetic bank (0 = equal)")
+    parser.add_argument(
+        "--share", nargs="*", default=["vision=0.15", "rl=0.15"], metavar="BANK=F", help="shares of other named banks"
+    )
     parser.add_argument("--steps", type=int, default=16000)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=2e-3)
@@ -177,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.wide,
         args.embed,
         args.synthetic_share,
+        _parse_shares(args.share),
     )
     print(f"wrote {out} after {extra['train_seconds']} s; last {extra['history'][-1]}")
     print(f"calibration: {extra.get('calibration')}")
