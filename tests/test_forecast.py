@@ -9,6 +9,7 @@ from mara_env.env import live_turns
 from mara_env.forecast import MAX_REMAINING
 from mara_env.forecast.evaluation import crps_from_samples, make_cases
 from mara_env.forecast.features import normal_cdf, probability_within
+from mara_env.forecast.oracle import ORACLE_MAX
 from mara_env.observation import decode
 
 BAD_HISTORIES = {
@@ -84,7 +85,7 @@ def test_mismatched_lengths_raise():
 def test_oracle_passes_the_truth_and_needs_it():
     o = forecast.make("oracle")
     result = o.predict([power_law()] * 2, [0.5, 0.5], truth=[3.0, np.inf])
-    np.testing.assert_array_equal(result.remaining, [[3.0] * 3, [MAX_REMAINING] * 3])
+    np.testing.assert_array_equal(result.remaining, [[3.0] * 3, [ORACLE_MAX] * 3])  # unknown: as far as it can say
     with pytest.raises(ValueError, match="needs truth"):
         o.predict([power_law()], [0.5])
 

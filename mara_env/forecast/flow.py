@@ -24,6 +24,7 @@ import numpy as np
 
 from mara_env.forecast.base import MAX_REMAINING, Forecast, History, clean_history, unknown, validate_targets
 from mara_env.forecast.calibration import apply_calibration
+from mara_env.torch_threads import torch_threads
 
 PREFIX = 16
 GRID = 32
@@ -186,13 +187,8 @@ class FlowForecaster:
         import torch
 
         n, s = conditions.shape[0], self.samples
-        previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            with torch.inference_mode():
-                cond = self.net.condition(torch.as_tensor(conditions, dtype=torch.float32))
-                x = torch.randn(n * s, GRID, generator=self.generator)
-                x = self.net.integrate(x, cond.repeat_interleave(s, dim=0), self.steps)
-        finally:
-            torch.set_num_threads(previous)
+        with torch_threads(self.threads), torch.inference_mode():
+            cond = self.net.condition(torch.as_tensor(conditions, dtype=torch.float32))
+            x = torch.randn(n * s, GRID, generator=self.generator)
+            x = self.net.integrate(x, cond.repeat_interleave(s, dim=0), self.steps)
         return x.numpy().reshape(n, s, GRID)
