@@ -134,14 +134,11 @@ def run_single_threaded(train: Callable[[dict], np.ndarray], config: dict) -> np
     """``train(config)`` on one torch thread with torch's global RNG forked (restored afterwards)."""
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(config["seed"])
-            return train(config)
-    finally:
-        torch.set_num_threads(threads)
+    from mara_env.torch_threads import torch_threads
+
+    with torch_threads(1), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config["seed"])
+        return train(config)
 
 
 def finish(config: dict, values: np.ndarray, floor: float, cap: float, x_unit: str) -> dict:
