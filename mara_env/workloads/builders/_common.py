@@ -46,6 +46,30 @@ def check_size(size: str) -> None:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
 
 
+RUNS = {"full": 175, "tiny": 2}
+
+
+def bank_grid(
+    size: str,
+    prefix: str,
+    axes: dict[str, tuple],
+    seed: int,
+    per_size: dict[str, dict],
+    family: str | None = None,
+    **fixed: object,
+) -> list[dict]:
+    """A bank's run grid: :data:`RUNS` ``[size]`` configurations sampled from ``axes`` (``full``, or
+    ``tiny`` for CI), each with ``per_size[size]`` (its points and interval) and ``fixed``; ``family``
+    names the family, or ``None`` makes each run's data set its family."""
+    check_size(size)
+    extra = ({"family": family} if family else {}) | per_size[size] | fixed
+    configs = sample_grid(prefix, axes, RUNS[size], seed=seed, fixed=extra)
+    if family is None:
+        for config in configs:
+            config["family"] = config["data"]
+    return configs
+
+
 def sample_grid(prefix: str, axes: dict[str, tuple], count: int, seed: int, fixed: dict | None = None) -> list[dict]:
     """``count`` distinct configurations drawn uniformly from ``axes`` (seeded); keys list every axis."""
     rng = np.random.default_rng(seed)

@@ -16,12 +16,11 @@ import numpy as np
 
 from mara_env.workloads.builders._common import (
     SCHEDULES,
+    bank_grid,
     batches,
-    check_size,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 
@@ -49,19 +48,12 @@ LEARNING_RATES = {
     "adamw": (1e-4, 3e-4, 1e-3, 1e-2),
     "rmsprop": (3e-5, 1e-4, 3e-4, 3e-3),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 50, "tiny": 4}
-INTERVAL = {"full": 10, "tiny": 2}
+PER_SIZE = {"full": {"points": 50, "interval": 10}, "tiny": {"points": 4, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"points": POINTS[size], "interval": INTERVAL[size]}
-    configs = sample_grid("autoenc/mlp", AXES, RUNS[size], seed=707, fixed=fixed)
-    for c in configs:
-        c["family"] = c["data"]
-    return configs
+    return bank_grid(size, "autoenc/mlp", AXES, 707, PER_SIZE, family=None)
 
 
 @functools.lru_cache(maxsize=2)

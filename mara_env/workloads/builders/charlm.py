@@ -15,11 +15,10 @@ import numpy as np
 from mara_env.workloads.builders import _text
 from mara_env.workloads.builders._common import (
     SCHEDULES,
-    check_size,
+    bank_grid,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 
@@ -47,16 +46,12 @@ LEARNING_RATES = {
     "adamw": (3e-4, 1e-3, 3e-3, 1e-2),
     "rmsprop": (3e-4, 1e-3, 3e-3, 1e-2),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 30, "tiny": 4}
-INTERVAL = {"full": 10, "tiny": 2}
+PER_SIZE = {"full": {"points": 30, "interval": 10}, "tiny": {"points": 4, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"family": "lstm", "points": POINTS[size], "interval": INTERVAL[size], "python": _text.PYTHON}
-    return sample_grid("charlm/lstm", AXES, RUNS[size], seed=202, fixed=fixed)
+    return bank_grid(size, "charlm/lstm", AXES, 202, PER_SIZE, family="lstm", python=_text.PYTHON)
 
 
 def _model(config: dict):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mara_env.workloads.builders._common import check_size, sample_grid
+from mara_env.workloads.builders._common import bank_grid
 from mara_env.workloads.builders._tabular_data import DATASETS, dataset
 
 LOSS = (
@@ -30,19 +30,12 @@ AXES = {
     "features": (0.5, 1.0),
     "seed": (0, 1, 2),
 }
-RUNS = {"full": 175, "tiny": 2}
-ITERATIONS = {"full": 200, "tiny": 8}
-EVERY = {"full": 4, "tiny": 2}
+PER_SIZE = {"full": {"iterations": 200, "every": 4}, "tiny": {"iterations": 8, "every": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"iterations": ITERATIONS[size], "every": EVERY[size]}
-    configs = sample_grid("gbt/hgb", AXES, RUNS[size], seed=606, fixed=fixed)
-    for c in configs:
-        c["family"] = c["data"]
-    return configs
+    return bank_grid(size, "gbt/hgb", AXES, 606, PER_SIZE, family=None)
 
 
 def run(config: dict) -> dict:

@@ -17,6 +17,8 @@ from itertools import product
 
 import numpy as np
 
+from mara_env.torch_threads import torch_threads
+
 #: Fixed return range per environment: ``(R_min, R_max)``. CartPole-v1: an episode lasts at most
 #: 500 steps at +1 each. Acrobot-v1: -1 per step until the goal, truncated at 500 steps. Pendulum-v1:
 #: 200 steps of cost <= 16.3; a random policy scores about -1200 to -1500, a good one -150 to -200.
@@ -179,11 +181,15 @@ def _recorder(window: deque, every: int, total: int):
 
 
 def run(config: dict) -> dict:
-    """Train once; the loss curve of the training return, observed every ``config['every']`` env steps."""
-    import torch
+    """Train once on one torch thread (restored after); the loss curve of the training return, observed
+    every ``config['every']`` env steps."""
+    with torch_threads(1):
+        return _train(config)
+
+
+def _train(config: dict) -> dict:
     from stable_baselines3.common.env_util import make_vec_env
 
-    torch.set_num_threads(1)
     env_id, seed, every = config["family"], int(config["seed"]), int(config["every"])
     if every % config["n_envs"]:
         raise ValueError(f"{config['key']}: every={every} must be a multiple of n_envs={config['n_envs']}")

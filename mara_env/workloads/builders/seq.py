@@ -14,11 +14,10 @@ import numpy as np
 
 from mara_env.workloads.builders._common import (
     SCHEDULES,
-    check_size,
+    bank_grid,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 
@@ -46,16 +45,12 @@ LEARNING_RATES = {
     "adamw": (1e-3, 3e-3, 1e-2, 3e-2),
     "rmsprop": (3e-4, 1e-3, 3e-3, 1e-2),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 25, "tiny": 4}
-INTERVAL = {"full": 8, "tiny": 2}
+PER_SIZE = {"full": {"points": 25, "interval": 8}, "tiny": {"points": 4, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"family": "transformer", "points": POINTS[size], "interval": INTERVAL[size]}
-    return sample_grid("seq/transformer", AXES, RUNS[size], seed=404, fixed=fixed)
+    return bank_grid(size, "seq/transformer", AXES, 404, PER_SIZE, family="transformer")
 
 
 def transduce(task: str, x: np.ndarray) -> np.ndarray:

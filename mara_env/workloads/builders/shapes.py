@@ -17,12 +17,11 @@ import numpy as np
 
 from mara_env.workloads.builders._common import (
     SCHEDULES,
+    bank_grid,
     batches,
-    check_size,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 
@@ -52,16 +51,12 @@ LEARNING_RATES = {
     "adamw": (3e-4, 1e-3, 3e-3, 1e-2),
     "rmsprop": (1e-4, 3e-4, 1e-3, 3e-3),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 40, "tiny": 5}
-INTERVAL = {"full": 10, "tiny": 2}
+PER_SIZE = {"full": {"points": 40, "interval": 10}, "tiny": {"points": 5, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"family": "cnn", "points": POINTS[size], "interval": INTERVAL[size]}
-    return sample_grid("shapes/cnn", AXES, RUNS[size], seed=101, fixed=fixed)
+    return bank_grid(size, "shapes/cnn", AXES, 101, PER_SIZE, family="cnn")
 
 
 def _draw(kind: int, rng: np.random.Generator) -> np.ndarray:

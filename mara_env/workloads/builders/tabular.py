@@ -14,12 +14,11 @@ import numpy as np
 
 from mara_env.workloads.builders._common import (
     SCHEDULES,
+    bank_grid,
     batches,
-    check_size,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 from mara_env.workloads.builders._tabular_data import DATASETS, dataset
@@ -48,19 +47,12 @@ LEARNING_RATES = {
     "adamw": (1e-4, 3e-4, 1e-3, 1e-2),
     "rmsprop": (3e-5, 1e-4, 1e-3, 3e-3),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 50, "tiny": 4}
-INTERVAL = {"full": 10, "tiny": 2}
+PER_SIZE = {"full": {"points": 50, "interval": 10}, "tiny": {"points": 4, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"family": "mlp", "points": POINTS[size], "interval": INTERVAL[size]}
-    configs = sample_grid("tabular/mlp", AXES, RUNS[size], seed=505, fixed=fixed)
-    for c in configs:  # one family per data set, as with the vision bank's model families
-        c["family"] = c["data"]
-    return configs
+    return bank_grid(size, "tabular/mlp", AXES, 505, PER_SIZE, family=None)
 
 
 def _model(config: dict, inputs: int, outputs: int):

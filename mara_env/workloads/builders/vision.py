@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from mara_env.torch_threads import torch_threads
+
 LOSS = (
     "mean cross-entropy training loss (nats) over the minibatches of each interval of k optimiser steps, "
     "on the (possibly label-noised) training labels"
@@ -200,13 +202,8 @@ def _train(config: dict) -> np.ndarray:
 
 def run(config: dict) -> dict:
     """Train the classifier of ``config`` once (deterministic) and return its loss curve."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            losses = _train(config)
-    finally:
-        torch.set_num_threads(threads)
+    with torch_threads(1), torch.random.fork_rng(devices=[]):
+        losses = _train(config)
     if not np.all(np.isfinite(losses)):
         raise FloatingPointError(f"vision run {config['key']} diverged (non-finite loss)")
     steps = config["interval"] * np.arange(1, config["points"] + 1, dtype=float)

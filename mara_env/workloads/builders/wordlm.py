@@ -17,11 +17,10 @@ import numpy as np
 from mara_env.workloads.builders import _text
 from mara_env.workloads.builders._common import (
     SCHEDULES,
-    check_size,
+    bank_grid,
     finish,
     make_optimizer,
     run_single_threaded,
-    sample_grid,
     train_and_record,
 )
 
@@ -48,16 +47,12 @@ LEARNING_RATES = {
     "momentum": (0.01, 0.03, 0.1, 0.3),
     "rmsprop": (1e-4, 3e-4, 1e-3, 3e-3),
 }
-RUNS = {"full": 175, "tiny": 2}
-POINTS = {"full": 25, "tiny": 4}
-INTERVAL = {"full": 8, "tiny": 2}
+PER_SIZE = {"full": {"points": 25, "interval": 8}, "tiny": {"points": 4, "interval": 2}}
 
 
 def grid(size: str) -> list[dict]:
     """``full``: 175 sampled runs; ``tiny``: 2 short ones (CI)."""
-    check_size(size)
-    fixed = {"family": "transformer", "points": POINTS[size], "interval": INTERVAL[size], "python": _text.PYTHON}
-    return sample_grid("wordlm/transformer", AXES, RUNS[size], seed=303, fixed=fixed)
+    return bank_grid(size, "wordlm/transformer", AXES, 303, PER_SIZE, family="transformer", python=_text.PYTHON)
 
 
 def _model(config: dict):
