@@ -88,11 +88,6 @@ def requirements_of(scheduler: object) -> EnvRequirements:
     return found
 
 
-def is_scheduler(obj: object) -> bool:
-    """``obj`` has ``reset(seed)`` and ``act(observation, agent)`` (``requirements`` is optional)."""
-    return callable(getattr(obj, "reset", None)) and callable(getattr(obj, "act", None))
-
-
 class ObservationScheduler:
     """Base class: decodes the observation and hands the allowed rows to :meth:`choose`.
 

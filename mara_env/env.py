@@ -121,27 +121,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.action_spaces = {a: spaces.Discrete(k + 1) for a in self.possible_agents}
         self.state_space = spaces.Box(-BOUND, BOUND, shape=(layout.state_size,), dtype=np.float32)
 
-    # Settings read by tools and tests under their historical names.
-    @property
-    def workload_name(self) -> str:
-        return self.config.workload
-
-    @property
-    def curve_split(self) -> str:
-        return self.config.curve_split
-
-    @property
-    def shaping(self) -> bool:
-        return self.config.shaping
-
-    @property
-    def max_cycles(self) -> int:
-        return self.config.cycles
-
-    @property
-    def invalid_action(self) -> str:
-        return self.config.invalid_action
-
     def metrics(self) -> dict[str, Any]:
         """The episode's metrics so far: the simulator's, the invalid actions played as idle, and the
         rows of a trace that fell outside the horizon."""

@@ -106,4 +106,4 @@ def test_a_slot_without_tasks_idles_with_finite_logits(net):
     assert observation["action_mask"].tolist() == [1, 0, 0, 0, 0]
     scheduler = MARAScheduler(net, trained_env={"forecaster": "none"})
     logits = scheduler._logits(observation["observation"], observation["action_mask"].astype(np.float32))
-    assert np.isfinite(logits[0]) and scheduler.act(observation, "node_0") == 0
+    assert np.isfinite(float(logits[0])) and scheduler.act(observation, "node_0") == 0

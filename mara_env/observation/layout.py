@@ -72,19 +72,9 @@ class ObservationLayout:
         return self.row_inputs + len(WINDOW_FEATURES) * self.history_window
 
     @property
-    def window_offset(self) -> int:
-        """Column where the history window starts inside a row."""
-        return self.row_inputs
-
-    @property
     def forecast_columns(self) -> slice:
         """The forecast features' columns inside a row."""
         return slice(len(ROW_FEATURES), self.row_inputs)
-
-    @property
-    def table_offset(self) -> int:
-        """Where the task table starts in the observation."""
-        return self.slices["table"].start
 
     @property
     def size(self) -> int:
