@@ -4,10 +4,13 @@
 
 Writes a seeded trace of ``--rows`` jobs (submissions spread over ``--days`` days, durations of
 10 minutes to 8 hours on 1 to 8 GPUs, deadlines 1.5x to 4x the duration after submission), then, in
-a fresh process each, measures: parsing (``TraceArrivals``), the first episode generation (plan for
-the horizon + task bodies) and a second one (cached plan). Peak memory is the process's maximum
-resident set size minus the one after imports (``resource.getrusage``), so it is what the trace
-costs, not numpy's or the workload's own footprint.
+a fresh process for each ``--slot-seconds`` (0: none given, the trace fitted into the horizon),
+measures: parsing (``TraceArrivals``), the first ``env.reset`` of the default env replaying it (the
+plan for the horizon and the first slot's task bodies) and a second one (cached plan), then, with
+``--play N``, N slots played with every node idle (each slot draws its arrivals' bodies). Peak
+memory is the process's maximum resident set size minus the one after imports and a small env's
+reset (``resource.getrusage``), so it is what the trace costs, not numpy's, torch's or the
+workload's own footprint.
 """
 
 from __future__ import annotations
@@ -49,37 +52,62 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
-def measure(path: str, slot_seconds: float | None, horizon: int) -> dict:
-    """Run in a fresh process: imports first, then parse and two episode generations."""
-    from mara_env.workloads import TraceArrivals, generate_episode, make_workload
-
-    workload = make_workload("synthetic", "test")
-    workload.sample_tasks(np.random.default_rng(0), 10)
-    base = rss_mb()
-    columns = {"submit_time": "submission_time", "model": "model_name", "duration": "run_seconds", "gpus": "num_gpu"}
-    t0 = time.perf_counter()
-    arrivals = TraceArrivals(path, slot_seconds=slot_seconds, columns=columns)
-    t1 = time.perf_counter()
+def measure(path: str, slot_seconds: float | None, horizon: int, play: int) -> dict:
+    """Run in a fresh process: imports and a small env first, then parse, two resets and ``play`` slots."""
     import warnings
 
+    import mara_env
+    from mara_env.workloads import TraceArrivals
+
+    mara_env.raw_env(horizon=horizon).reset(seed=0)  # imports, the workload, the forecaster's weights
+    base = rss_mb()
+    columns = {"submit_time": "submission_time", "model": "model_name", "duration": "run_seconds", "gpus": "num_gpu"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tasks = generate_episode(workload, np.random.default_rng(0), 1.0, horizon, arrivals=arrivals)
+        t0 = time.perf_counter()
+        arrivals = TraceArrivals(path, slot_seconds=slot_seconds, columns=columns)
+        t1 = time.perf_counter()
+        env = mara_env.raw_env(horizon=horizon, arrivals=arrivals)
+        env.reset(seed=0)
         t2 = time.perf_counter()
-        generate_episode(workload, np.random.default_rng(1), 1.0, horizon, arrivals=arrivals)
+        at_reset = {"rows_dropped_at_reset": arrivals.rows_dropped, "first_slot_arrivals": env.sim.counters.arrived}
+        env.reset(seed=1)
         t3 = time.perf_counter()
-    return {
+        peak_reset = rss_mb() - base
+        slots = play_slots(env, play)
+        t4 = time.perf_counter()
+    record = {
         "rows": len(arrivals),
         "slot_seconds": slot_seconds,
         "horizon": horizon,
-        "tasks": len(tasks),
-        "rows_dropped": arrivals.rows_dropped,
+        "slot_length_s": round(arrivals.unit(horizon), 1),
+        "rows_in_horizon": int(arrivals.plan(None, 0.0, horizon).slots.size),
+        **at_reset,
         "parse_s": round(t1 - t0, 3),
         "first_reset_s": round(t2 - t1, 3),
         "second_reset_s": round(t3 - t2, 3),
         "parse_and_reset_s": round(t2 - t0, 3),
-        "peak_mb_over_imports": round(rss_mb() - base, 1),
+        "peak_mb_over_imports": round(peak_reset, 1),
     }
+    if slots:
+        record.update(
+            played_slots=slots,
+            play_s_per_slot=round((t4 - t3) / slots, 3),
+            arrived=env.sim.counters.arrived,
+            rows_dropped_after_play=arrivals.rows_dropped,
+            peak_mb_after_play=round(rss_mb() - base, 1),
+        )
+    return record
+
+
+def play_slots(env, slots: int) -> int:
+    """Play up to ``slots`` slots, every node idle; the number played."""
+    played = 0
+    while played < slots and not env.sim.done:
+        for _ in env.agents:
+            env.step(0)
+        played += 1
+    return played
 
 
 def main() -> None:
@@ -88,13 +116,14 @@ def main() -> None:
     parser.add_argument("--days", type=float, default=60.0)
     parser.add_argument("--horizon", type=int, default=300)
     parser.add_argument("--slot-seconds", type=float, nargs="*", default=[60.0], help="0 = fit the span")
+    parser.add_argument("--play", type=int, default=0, help="then play this many slots (all nodes idle)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/trace_parse"))
-    parser.add_argument("--measure", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        path, slot, horizon = args.measure
-        print(json.dumps(measure(path, float(slot) or None, int(horizon))))
+        path, slot, horizon, play = args.measure
+        print(json.dumps(measure(path, float(slot) or None, int(horizon), int(play))))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"trace_{args.rows}.csv"
@@ -103,7 +132,7 @@ def main() -> None:
     print(f"trace {path}: {path.stat().st_size / 1e6:.1f} MB")
     results = []
     for slot in args.slot_seconds:
-        cmd = [sys.executable, __file__, "--measure", str(path), str(slot), str(args.horizon)]
+        cmd = [sys.executable, __file__, "--measure", str(path), str(slot), str(args.horizon), str(args.play)]
         done = subprocess.run(cmd, capture_output=True, text=True, check=True)
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(json.dumps(results[-1]))

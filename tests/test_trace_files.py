@@ -1,10 +1,14 @@
 """Trace files as users have them: other column names, seconds, BOMs, bad bytes, rows past the horizon."""
 
+import pickle
 import warnings
 
 import numpy as np
 import pytest
 
+import mara_env
+from mara_env.core import SimConfig
+from mara_env.core.simulator import IDLE, Simulator
 from mara_env.workloads import PoissonArrivals, TraceArrivals, generate_episode, make_arrivals, make_workload
 from mara_env.workloads.arrivals import BurstyArrivals, parse_trace_columns, uses_load
 
@@ -144,9 +148,10 @@ def test_rows_past_the_horizon_are_counted_and_warned_once(tmp_path):
     rows = "".join(f"{60 * k},{60 * k + 600},m,60,1\n" for k in range(100))
     arrivals = TraceArrivals(write(tmp_path, HEADER + rows), slot_seconds=60)
     workload = make_workload("synthetic", "test")
-    with pytest.warns(UserWarning, match="60 of 100 rows .* not played"):
+    with pytest.warns(UserWarning, match="60 of 100 rows .* not played$"):  # every deadline known: final
         tasks = generate_episode(workload, np.random.default_rng(0), 1.0, 50, arrivals=arrivals)
-    assert len(tasks) == 40 and arrivals.rows_dropped == 60  # row k is due at slot k + 10
+    assert arrivals.rows_dropped == 60  # row k is due at slot k + 10
+    assert len(tasks.all_tasks()) == 40 and arrivals.rows_dropped == 60
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         generate_episode(workload, np.random.default_rng(1), 1.0, 50, arrivals=arrivals)
@@ -159,9 +164,13 @@ def test_drawn_deadlines_past_the_horizon_count_as_dropped(tmp_path):
     rows = "".join(f"{k},,500,1\n" for k in range(20))
     arrivals = TraceArrivals(write(tmp_path, "submit_time,deadline,duration,gpus\n" + rows), slot_seconds=1)
     workload = make_workload("synthetic", "test")
-    with pytest.warns(UserWarning, match="not played"):
-        tasks = generate_episode(workload, np.random.default_rng(0), 1.0, 30, arrivals=arrivals)
-    assert tasks == [] and arrivals.rows_dropped == 20  # a 500-node-slot need cannot be due within 30 slots
+    episode = generate_episode(workload, np.random.default_rng(0), 1.0, 30, arrivals=arrivals)
+    assert arrivals.rows_dropped == 0  # the deadlines are drawn when each row's slot begins
+    with pytest.warns(UserWarning, match=r"1 of 20 rows .* not played \(so far"):
+        assert episode.arriving(0) == []
+    assert arrivals.rows_dropped == 1
+    assert episode.all_tasks() == () and arrivals.rows_dropped == 20  # 500 node-slots cannot be due in 30
+    assert episode.all_tasks() == () and arrivals.rows_dropped == 20  # each row is counted once
 
 
 def test_plans_are_parsed_once_and_cached(tmp_path):
@@ -219,3 +228,118 @@ def test_an_optional_column_can_be_left_unread(tmp_path):
     arrivals = TraceArrivals(path, slot_seconds=60, columns={"submit_time": "deadline", "deadline": None})
     plan = arrivals.plan(None, 0.0, 50)
     assert plan.slots.tolist() == [0, 10] and plan.deadlines.tolist() == [-1, -1]
+
+
+# ---------------------------------------------------------------- bodies drawn slot by slot
+
+
+def drawn_trace(tmp_path, rows: int = 400, deadlines: bool = False):
+    """Rows over 100 minutes, some without a duration (drawn need), none or all with a deadline."""
+    rng = np.random.default_rng(11)
+    submit = np.sort(rng.uniform(0, 6000, rows)).round(1)
+    duration = rng.uniform(60, 1200, rows).round(1)
+    lines = []
+    for k in range(rows):
+        due = f"{submit[k] + 4 * duration[k]:.1f}" if deadlines else ""
+        run = "" if k % 3 == 0 else f"{duration[k]}"
+        lines.append(f"{submit[k]},{due},m{k % 4},{run},{1 + k % 2}\n")
+    return write(tmp_path, HEADER + "".join(lines))
+
+
+def fields(task) -> tuple:
+    return (task.task_id, task.arrival, task.deadline, task.target, task.scaling_exponent, task.family,
+            task.switch_factor, task.curve.work_step, task.curve.losses.tobytes())  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:trace .* not played:UserWarning")
+def test_a_trace_episode_is_the_same_for_the_same_seed(tmp_path):
+    arrivals = TraceArrivals(drawn_trace(tmp_path), slot_seconds=60)
+    workload = make_workload("synthetic", "test")
+    first = generate_episode(workload, np.random.default_rng(4), 1.0, 120, arrivals=arrivals).all_tasks()
+    again = generate_episode(workload, np.random.default_rng(4), 1.0, 120, arrivals=arrivals).all_tasks()
+    other = generate_episode(workload, np.random.default_rng(5), 1.0, 120, arrivals=arrivals).all_tasks()
+    assert len(first) > 100 and [fields(t) for t in first] == [fields(t) for t in again]
+    assert [fields(t) for t in first] != [fields(t) for t in other]
+    ids = [t.task_id for t in first]
+    assert ids == sorted(set(ids))  # unique and increasing with arrival (places in the plan)
+
+
+@pytest.mark.filterwarnings("ignore:trace .* not played:UserWarning")
+@pytest.mark.parametrize("workload_name", ["synthetic", "mixed"])
+def test_a_slot_made_late_equals_the_slot_made_early(tmp_path, workload_name):
+    arrivals = TraceArrivals(drawn_trace(tmp_path), slot_seconds=60)
+    workload = make_workload(workload_name, "test")
+    early = generate_episode(workload, np.random.default_rng(8), 1.0, 120, arrivals=arrivals)
+    late = generate_episode(workload, np.random.default_rng(8), 1.0, 120, arrivals=arrivals)
+    first = {slot: [fields(t) for t in early.arriving(slot)] for slot in (70, 3, 40)}  # out of order, first
+    in_order = [fields(t) for t in late]  # every slot in order, then the three again
+    assert [f for slot in (3, 40, 70) for f in first[slot]] == [f for f in in_order if f[1] in (3, 40, 70)]
+    assert all(first[slot] == [fields(t) for t in late.arriving(slot)] for slot in first)
+
+
+@pytest.mark.filterwarnings("ignore:trace .* not played:UserWarning")
+def test_a_trace_reset_draws_only_the_first_slot(tmp_path):
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.inner, self.drawn = make_workload("synthetic", "test"), 0
+
+        def sample_tasks(self, rng, count):
+            self.drawn += count
+            return self.inner.sample_tasks(rng, count)
+
+    arrivals = TraceArrivals(drawn_trace(tmp_path), slot_seconds=60)
+    workload = Counting()
+    episode = generate_episode(workload, np.random.default_rng(0), 1.0, 120, arrivals=arrivals)
+    assert workload.drawn == 0
+    sim = Simulator(SimConfig(4, 8, 120), episode)
+    first_slot = int(np.count_nonzero(arrivals.plan(None, 0.0, 120).slots == 0))
+    assert workload.drawn == first_slot and sim.counters.arrived <= first_slot
+    for _ in range(10):
+        sim.step([IDLE] * 4)
+    assert workload.drawn == int(np.count_nonzero(arrivals.plan(None, 0.0, 120).slots <= 10))
+
+
+def test_an_env_replaying_a_trace_counts_drops_by_the_end_and_pickles(tmp_path):
+    path = drawn_trace(tmp_path, rows=200)
+    kwargs = dict(num_nodes=4, horizon=60, arrivals={"trace": str(path), "slot_seconds": 30})
+    env = mara_env.raw_env(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.reset(seed=3)
+        whole = generate_episode(env.workload, np.random.default_rng(3), 1.0, 60, env.deadlines, env.arrivals)
+        expected = [fields(t) for t in whole.all_tasks()]
+        env.reset(seed=3)
+        at_reset = env.metrics()["trace_rows_dropped"]
+        seen: dict[int, tuple] = {}
+        copy = None
+        for turn, agent in enumerate(env.agent_iter()):
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+                continue
+            for task in list(env.sim.queue) + env.sim.live_tasks():
+                seen.setdefault(task.spec.task_id, fields(task.spec))
+            if turn == 40:
+                copy = pickle.loads(pickle.dumps(env))
+            mask = env.action_mask(agent)
+            env.step(int(np.flatnonzero(mask)[-1]))
+    final = env.metrics()
+    assert final["trace_rows_dropped"] == whole.dropped > at_reset  # rows due past the horizon found in play
+    assert final["arrived"] == len(expected) and sorted(seen.values()) == sorted(expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for agent in copy.agent_iter():
+            done = copy.terminations[agent] or copy.truncations[agent]
+            copy.step(None if done else int(np.flatnonzero(copy.action_mask(agent))[-1]))
+    assert copy.metrics() == final
+
+
+def test_a_crowded_trace_without_slot_seconds_is_warned_about(tmp_path):
+    path = write(tmp_path, HEADER + "".join(f"{k},{k + 50},m,10,1\n" for k in range(500)))
+    with pytest.warns(UserWarning, match=r"no slot_seconds given.*20 slots of 28.89.* 25 arrivals per slot"):
+        TraceArrivals(path).plan(None, 0.0, 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TraceArrivals(path).plan(None, 0.0, 100)  # 5 per slot
+        TraceArrivals(path, slot_seconds=1).plan(None, 0.0, 20)  # a part of it, as asked

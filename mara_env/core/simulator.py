@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,6 +32,22 @@ class SlotResult:
     switches: int = 0
 
 
+@runtime_checkable
+class TaskSource(Protocol):
+    """An episode whose tasks are made slot by slot as they arrive (a long replayed trace), not at reset.
+
+    ``arriving(slot)`` must give the same tasks whenever it is called, and ids unique in the episode.
+    """
+
+    def arriving(self, slot: int) -> list[TaskSpec]:
+        """The tasks whose arrival is ``slot``, by task id."""
+        ...
+
+    def all_tasks(self) -> tuple[TaskSpec, ...]:
+        """Every task of the episode, by arrival."""
+        ...
+
+
 class Simulator:
     """A cluster of ``num_nodes`` nodes serving the tasks of one episode.
 
@@ -39,15 +56,18 @@ class Simulator:
     config:
         The cluster's static parameters.
     tasks:
-        Every task of the episode (any order; admitted when their arrival slot comes).
+        Every task of the episode (any order; admitted when their arrival slot comes), or a
+        :class:`TaskSource` asked for each slot's arrivals when the slot begins.
     """
 
-    def __init__(self, config: SimConfig, tasks: Sequence[TaskSpec]) -> None:
+    def __init__(self, config: SimConfig, tasks: Sequence[TaskSpec] | TaskSource) -> None:
         self.config = config
-        self._tasks = sorted(tasks, key=lambda t: (t.arrival, t.task_id))
-        ids = [t.task_id for t in self._tasks]
-        if len(set(ids)) != len(ids):
-            raise ValueError("task_id values must be unique within an episode")
+        self._source = tasks if isinstance(tasks, TaskSource) else None
+        if self._source is None:
+            self._tasks = sorted(tasks, key=lambda t: (t.arrival, t.task_id))
+            ids = [t.task_id for t in self._tasks]
+            if len(set(ids)) != len(ids):
+                raise ValueError("task_id values must be unique within an episode")
         self.speeds = config.speeds()
         self.speeds_list = self.speeds.tolist()
         self.reset()
@@ -73,8 +93,10 @@ class Simulator:
 
     @property
     def tasks(self) -> tuple[TaskSpec, ...]:
-        """Every task of the episode, by arrival (what oracles and the LP ceiling may know)."""
-        return tuple(self._tasks)
+        """Every task of the episode, by arrival (what oracles and the LP ceiling may know).
+
+        From a :class:`TaskSource` this makes every task of the episode (costly for a long trace)."""
+        return tuple(self._tasks) if self._source is None else self._source.all_tasks()
 
     def live_tasks(self) -> list[TaskState]:
         """Tasks in the table (schedulable)."""
@@ -184,24 +206,37 @@ class Simulator:
 
     def _expire(self, result: SlotResult) -> None:
         counters = self.counters
+        queued: set[int] = set()  # ids of expiring tasks that wait in the queue
         for task in self.live_tasks() + list(self.queue):
             if task.spec.deadline > self.slot:
                 continue
             if task.row >= 0:
                 self.rows[task.row] = None
             else:
-                self.queue.remove(task)
+                queued.add(id(task))
             counters.expired += 1
             counters.wasted_work += task.work
             need = task.spec.required_work
             counters.failure_shortfall_sum += max(0.0, 1.0 - task.work / need) if np.isfinite(need) else 1.0
             result.expired.append(task.spec.task_id)
+        if queued:  # one pass, not deque.remove per task (a long trace can queue thousands)
+            kept = [task for task in self.queue if id(task) not in queued]
+            self.queue.clear()
+            self.queue.extend(kept)
+
+    def _arrivals(self) -> list[TaskSpec]:
+        """This slot's new tasks (every slot is admitted once, in order)."""
+        if self._source is not None:
+            return self._source.arriving(self.slot)
+        start = self._next_arrival
+        while self._next_arrival < len(self._tasks) and self._tasks[self._next_arrival].arrival <= self.slot:
+            self._next_arrival += 1
+        return self._tasks[start : self._next_arrival]
 
     def _admit(self) -> None:
         """Queue this slot's arrivals, then give free table rows to the queue in FIFO order."""
-        while self._next_arrival < len(self._tasks) and self._tasks[self._next_arrival].arrival <= self.slot:
-            self.queue.append(TaskState(self._tasks[self._next_arrival]))
-            self._next_arrival += 1
+        for spec in self._arrivals():
+            self.queue.append(TaskState(spec))
             self.counters.arrived += 1
         for row, occupant in enumerate(self.rows):
             if not self.queue:

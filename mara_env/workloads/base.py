@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from mara_env.core import LossCurve, TaskSpec, parallel_efficiency
 from mara_env.workloads.arrivals import ArrivalProcess, PoissonArrivals
+from mara_env.workloads.plan import ArrivalPlan
 
 
 class TaskDraw(NamedTuple):
@@ -154,7 +156,7 @@ def generate_episode(
     horizon: int,
     deadlines: DeadlineModel | None = None,
     arrivals: ArrivalProcess | None = None,
-) -> list[TaskSpec]:
+) -> list[TaskSpec] | LazyEpisode:
     """Draw the tasks of one episode.
 
     Arrival slots come from ``arrivals`` (Poisson by default); task bodies from ``workload``; deadlines
@@ -163,12 +165,36 @@ def generate_episode(
     an episode is decided (completed or expired) within it; the offered load therefore tapers over
     the last slots of a run. A process with ``record_dropped`` (a trace) is told how many of its rows
     were left out (its plan's ``dropped`` plus those whose drawn deadline passed the horizon).
+
+    A process with ``lazy_bodies`` (a trace) gets a :class:`LazyEpisode` instead of a list: two words
+    drawn from ``rng`` seed every slot's bodies, which are drawn only when the simulator admits the slot.
     """
     deadlines = deadlines or DeadlineModel()
     arrivals = arrivals or PoissonArrivals()
     plan = arrivals.plan(rng, rate, horizon)
+    if getattr(arrivals, "lazy_bodies", False):
+        key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
+        return LazyEpisode(workload, plan, key, horizon, deadlines, arrivals)
     draws = draw_bodies(workload, rng, plan.slots.size)
-    slots, due, needs = plan.slots.tolist(), plan.deadlines.tolist(), plan.needs.tolist()
+    tasks, late = make_tasks(draws, rng, plan, slice(0, plan.slots.size), horizon, deadlines)
+    if callable(getattr(arrivals, "record_dropped", None)):  # a trace reports the rows it could not play
+        arrivals.record_dropped(plan.dropped + late, horizon)
+    return tasks
+
+
+def make_tasks(
+    draws: list[TaskDraw],
+    rng: np.random.Generator,
+    plan: ArrivalPlan,
+    part: slice,
+    horizon: int,
+    deadlines: DeadlineModel,
+    plan_ids: bool = False,
+) -> tuple[list[TaskSpec], int]:
+    """The tasks of the plan's entries ``part`` (one body each, in order), and how many were left out
+    because their deadline falls at or past the horizon. Task ids count the tasks kept, or are the
+    entries' places in the plan (``plan_ids``). Deadlines the plan lacks are drawn from ``rng``, in order."""
+    slots, due, needs = plan.slots[part].tolist(), plan.deadlines[part].tolist(), plan.needs[part].tolist()
     tasks: list[TaskSpec] = []
     late = 0
     for k, draw in enumerate(draws):
@@ -181,7 +207,7 @@ def generate_episode(
             continue
         tasks.append(
             TaskSpec(
-                task_id=len(tasks),
+                task_id=part.start + k if plan_ids else len(tasks),
                 arrival=arrival,
                 deadline=deadline,
                 target=draw.target,
@@ -191,9 +217,69 @@ def generate_episode(
                 switch_factor=draw.switch_factor,
             )
         )
-    if callable(getattr(arrivals, "record_dropped", None)):  # a trace reports the rows it could not play
-        arrivals.record_dropped(plan.dropped + late, horizon)
-    return tasks
+    return tasks, late
+
+
+class LazyEpisode:
+    """The tasks of an episode replaying a trace, made slot by slot when the simulator admits them.
+
+    Every slot's bodies (and the deadlines the plan lacks) are drawn from that slot's own generator,
+    seeded by ``key`` and the slot, so a slot's tasks are the same whenever and however often they
+    are made. Task ids are the places in the plan (gaps where a row is not played). Rows whose drawn
+    deadline falls at or past the horizon are counted when their slot is made (:attr:`dropped`), and
+    reported to ``arrivals.record_dropped`` as they are found.
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        plan: ArrivalPlan,
+        key: np.ndarray,
+        horizon: int,
+        deadlines: DeadlineModel,
+        arrivals: ArrivalProcess | None = None,
+    ) -> None:
+        self.workload, self.plan, self.horizon, self.deadlines = workload, plan, horizon, deadlines
+        self.key = [int(k) for k in key]
+        self._bounds = np.searchsorted(plan.slots, np.arange(horizon + 1), side="left").tolist()
+        self._late = [-1] * horizon  # rows of each slot not played for a drawn deadline (-1: not made yet)
+        self.dropped = plan.dropped  # rows not played, found so far
+        self._undrawn = int(np.count_nonzero(plan.deadlines < 0))  # rows whose deadline is still to draw
+        self._arrivals = arrivals if callable(getattr(arrivals, "record_dropped", None)) else None
+        self._record()
+
+    def slot_rng(self, slot: int) -> np.random.Generator:
+        """The generator of ``slot``'s bodies and deadlines."""
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.key, spawn_key=(slot,))))
+
+    def arriving(self, slot: int) -> list[TaskSpec]:
+        """The tasks arriving in ``slot``, made now (the same ones at every call)."""
+        if not 0 <= slot < self.horizon or self._bounds[slot] == self._bounds[slot + 1]:
+            return []
+        part = slice(self._bounds[slot], self._bounds[slot + 1])
+        rng = self.slot_rng(slot)
+        draws = draw_bodies(self.workload, rng, part.stop - part.start)
+        tasks, late = make_tasks(draws, rng, self.plan, part, self.horizon, self.deadlines, plan_ids=True)
+        if self._late[slot] < 0:  # first made: count its rows due past the horizon once
+            self._late[slot] = late
+            self._undrawn -= int(np.count_nonzero(self.plan.deadlines[part] < 0))
+            self.dropped += late
+            if late or not self._undrawn:
+                self._record()
+        return tasks
+
+    def _record(self) -> None:
+        if self._arrivals is not None:
+            self._arrivals.record_dropped(self.dropped, self.horizon, final=not self._undrawn)
+
+    def all_tasks(self) -> tuple[TaskSpec, ...]:
+        """Every task of the episode, by arrival: every slot made now (costly for a long trace)."""
+        return tuple(task for slot in range(self.horizon) for task in self.arriving(slot))
+
+    def __iter__(self) -> Iterator[TaskSpec]:
+        """The tasks slot by slot, each slot made when reached."""
+        for slot in range(self.horizon):
+            yield from self.arriving(slot)
 
 
 def mean_required_work(workload: Workload, samples: int = 2000, seed: int = 0) -> float:

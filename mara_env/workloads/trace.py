@@ -27,6 +27,9 @@ NUMERIC = ("submit_time", "deadline", "duration", "gpus")
 DEFAULTS = {"deadline": math.nan, "duration": math.nan, "gpus": 1.0}
 # A need above this many node-slots is refused: no episode supplies it, and curve arithmetic stays exact.
 MAX_NEED = 1e15
+# Without slot_seconds, a trace fitted into the horizon at more arrivals per slot than this is warned
+# about: far beyond any load preset (0.4 to 0.8 per slot on 8 nodes), most of it expires in the queue.
+CROWDED_PER_SLOT = 10.0
 _SNIFF_BYTES = 8192
 
 
@@ -268,9 +271,15 @@ class TraceArrivals:
 
     The file is parsed once per process (:func:`read_table`); each horizon's plan is computed once.
     Times are shifted so the first submission is slot 0. A task's need is
-    ``duration x gpus / slot_seconds`` node-slots. Rows submitted at or after the horizon, or due at
-    or after it, are not played: their number is :attr:`rows_dropped` (of the latest episode) and a
-    warning says so once. The env's ``load`` does not apply (``uses_load`` is False).
+    ``duration x gpus / slot_seconds`` node-slots. An episode draws its tasks' bodies slot by slot,
+    when the slot begins (:class:`~mara_env.workloads.base.LazyEpisode`), so a reset costs the plan and
+    the first slot only. Rows submitted at or after the horizon, or due at or after it, are not
+    played: their number is :attr:`rows_dropped` (of the latest episode) and a warning says so once.
+    Rows without a deadline get a drawn one when their slot begins, so those among them due past the
+    horizon are added to :attr:`rows_dropped` then: the episode's count is final once it has played
+    its last slot. Without ``slot_seconds``, a trace fitted into the horizon at more than
+    :data:`CROWDED_PER_SLOT` rows per slot is warned about once. The env's ``load`` does not apply
+    (``uses_load`` is False).
 
     The whole file is read and checked when the object is made: a missing column, a duplicated
     header column, or a row with a missing, malformed or overflowing value raises ``ValueError``
@@ -279,6 +288,7 @@ class TraceArrivals:
 
     name = "trace"
     uses_load = False
+    lazy_bodies = True  # generate_episode makes a LazyEpisode
 
     def __init__(
         self, path: str | Path, slot_seconds: float | None = None, columns: Mapping[str, str] | None = None
@@ -319,18 +329,29 @@ class TraceArrivals:
         self.plan(np.random.default_rng(0), 0.0, horizon)
         return self._plans[horizon][1]
 
-    def record_dropped(self, dropped: int, horizon: int) -> None:
+    def record_dropped(self, dropped: int, horizon: int, final: bool = True) -> None:
         """Set :attr:`rows_dropped` for the latest episode and warn the first time rows are dropped.
 
-        The episode generator calls it with the plan's drops plus rows whose drawn deadline fell
-        past the horizon."""
+        The episode generator calls it with the plan's drops plus the rows whose drawn deadline fell
+        past the horizon, found so far; ``final`` is False while rows without a deadline remain to be
+        drawn (their slots have not begun)."""
         self.rows_dropped = int(dropped)
         if dropped and not self._warned:
             self._warned = True
+            more = "" if final else " (so far: rows without a deadline are counted when their slot begins)"
             warnings.warn(
                 f"trace {self.path}: {dropped} of {len(self)} rows are submitted or due at or after the "
-                f"horizon ({horizon} slots of {self.unit(horizon):g} s) and are not played",
+                f"horizon ({horizon} slots of {self.unit(horizon):g} s) and are not played{more}",
                 stacklevel=3,
+            )
+
+    def _warn_crowded(self, horizon: int, played: int) -> None:
+        if self.slot_seconds is None and played > CROWDED_PER_SLOT * horizon:
+            warnings.warn(
+                f"trace {self.path}: no slot_seconds given, so all of it is fitted into the horizon: "
+                f"{horizon} slots of {self.unit(horizon):g} s, {played / horizon:,.0f} arrivals per slot on "
+                "average; give slot_seconds to replay a part of the trace at a finer grain",
+                stacklevel=4,
             )
 
     def _make_plan(self, horizon: int) -> tuple[ArrivalPlan, np.ndarray]:
@@ -348,6 +369,7 @@ class TraceArrivals:
         plan = ArrivalPlan(slots.astype(np.int64), deadlines.astype(np.int64), needs, int(len(t) - order.size))
         for values in plan[:3]:
             values.flags.writeable = False  # cached and shared by every reset
+        self._warn_crowded(horizon, order.size)
         return plan, t.row[order]
 
     def _check_needs(self, order: np.ndarray, needs: np.ndarray) -> None:
