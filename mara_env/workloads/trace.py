@@ -325,7 +325,8 @@ class TraceArrivals:
         return plan
 
     def source_rows(self, horizon: int) -> np.ndarray:
-        """File row (line number) of each task of ``plan(..., horizon)``, in plan order."""
+        """File row (line number) of each task of ``plan(..., horizon)``, in plan order (a task of a
+        trace episode has its place in this order as its id)."""
         self.plan(np.random.default_rng(0), 0.0, horizon)
         return self._plans[horizon][1]
 
