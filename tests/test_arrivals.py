@@ -65,7 +65,7 @@ def test_env_replays_a_trace_with_the_trace_deadlines(tmp_path):
     path.write_text(TRACE)
     env = mara_env.raw_env(num_nodes=4, horizon=200, arrivals=TraceArrivals(path, slot_seconds=60.0))
     env.reset(seed=0)
-    tasks = env.sim._tasks
+    tasks = env.sim.tasks
     assert [(t.arrival, t.deadline) for t in tasks] == [(0, 60), (10, 120), (20, 66)]
     assert tasks[0].required_work == pytest.approx(60.0)
     records = mara_agents.evaluate("edf", [0], num_nodes=4, horizon=200, arrivals=str(path))
