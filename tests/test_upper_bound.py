@@ -174,3 +174,31 @@ def test_the_oracle_spends_nothing_on_a_job_it_cannot_finish(tmp_path):
 
 def test_the_mara_policy_stays_under_the_ceiling():
     check_agents(range(2), agents=["mara"], horizon=80, load="heavy")
+
+
+@pytest.mark.parametrize(
+    "env_kwargs",
+    [
+        {"arrivals": str(TRACE), "num_nodes": 4, "horizon": 150},
+        {"load": "extreme", "horizon": 120, "faults": {"mtbf": 30, "mttr": 5}},
+    ],
+)
+def test_the_streamed_windows_equal_the_list_based_ones(env_kwargs):
+    # env_upper_bound reads the episode in one pass (a trace's slots made one at a time); it must give
+    # exactly what the list of every task gave.
+    from mara_env.core.upper_bound import episode_tasks, task_windows
+
+    env = mara_env.raw_env(forecaster="none", **env_kwargs)
+    env.reset(seed=4)
+    assert (env.sim._source is not None) == ("arrivals" in env_kwargs)  # the trace's episode is lazy
+    tasks = list(env.sim.tasks)
+    assert len(tasks) > 20
+    needs, starts, ends = task_windows(episode_tasks(env.sim))
+    np.testing.assert_array_equal(needs, [least_need(t) for t in tasks])
+    np.testing.assert_array_equal(starts, [t.arrival for t in tasks])
+    np.testing.assert_array_equal(ends, [t.deadline for t in tasks])
+    capacity = slot_capacity(env.sim.speeds, env.node_timeline, env.sim.config.horizon)
+    listed = completion_ceiling(tasks, capacity)
+    streamed = env_upper_bound(env)
+    assert streamed.tasks == listed.tasks == len(tasks) and streamed.completions == listed.completions
+    np.testing.assert_array_equal(streamed.fractions, listed.fractions)

@@ -33,7 +33,8 @@ tests check that both agree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +57,7 @@ class UpperBound:
     fractions:
         ``y_k`` per task (in the order given).
     seconds:
-        Time to build and solve the LP.
+        Time to read the tasks' needs and windows, build and solve the LP.
     """
 
     completions: float
@@ -96,13 +97,28 @@ GREEDY_MAX_INTERVALS = 2000
 METHODS = ("auto", "greedy", "highs")
 
 
-def completion_ceiling(tasks: Sequence[TaskSpec], capacity: Sequence[float], method: str = "auto") -> UpperBound:
+def task_windows(tasks: Iterable[TaskSpec]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each task's least need, arrival and deadline, in one pass over ``tasks`` (in their order).
+
+    Only these three numbers are kept per task, so ``tasks`` may be a generator that makes each
+    task as it is read (a long trace's episode): its task objects are dropped as soon as read.
+    """
+    needs, starts, ends = array("d"), array("q"), array("q")
+    for spec in tasks:
+        needs.append(least_need(spec))
+        starts.append(spec.arrival)
+        ends.append(spec.deadline)
+    return np.array(needs, dtype=np.float64), np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def completion_ceiling(tasks: Iterable[TaskSpec], capacity: Sequence[float], method: str = "auto") -> UpperBound:
     """The LP ceiling on completions of ``tasks`` with ``capacity[t]`` work available in slot ``t``.
 
     Parameters
     ----------
     tasks:
-        The episode's task specs (arrival, deadline, curve and target are read).
+        The episode's task specs (arrival, deadline, curve and target are read), or any iterable
+        giving them once (read in one pass, see :func:`task_windows`).
     capacity:
         Per slot, the summed speed of the nodes up (``horizon`` values, finite and >= 0). Windows
         are cut at the horizon.
@@ -117,11 +133,14 @@ def completion_ceiling(tasks: Sequence[TaskSpec], capacity: Sequence[float], met
     capacity = np.asarray(capacity, dtype=np.float64).ravel()
     if capacity.size == 0 or not np.all(np.isfinite(capacity)) or np.any(capacity < 0):
         raise ValueError(f"capacity must be one finite value >= 0 per slot (at least one slot), got {capacity!r}")
-    n = len(tasks)
-    needs = np.array([least_need(t) for t in tasks], dtype=np.float64)
-    starts = np.array([t.arrival for t in tasks], dtype=np.int64)
-    ends = np.minimum(np.array([t.deadline for t in tasks], dtype=np.int64), capacity.size - 1)
-    fractions = np.zeros(n)
+    needs, starts, ends = task_windows(tasks)
+    fractions = _solve(needs, starts, np.minimum(ends, capacity.size - 1), capacity, method)
+    return UpperBound(float(fractions.sum()), needs.size, fractions, time.perf_counter() - start_time)
+
+
+def _solve(needs: np.ndarray, starts: np.ndarray, ends: np.ndarray, capacity: np.ndarray, method: str) -> np.ndarray:
+    """``y`` per task from its need and window (``ends`` already cut at the horizon)."""
+    fractions = np.zeros(needs.size)
     # Tasks needing nothing are complete for free; unreachable or out-of-horizon ones never are.
     free = needs <= 0
     fractions[free] = 1.0
@@ -133,7 +152,7 @@ def completion_ceiling(tasks: Sequence[TaskSpec], capacity: Sequence[float], met
         greedy = method == "greedy" or (method == "auto" and interval_capacity.size <= GREEDY_MAX_INTERVALS)
         solve = _greedy if greedy else _highs
         fractions[active] = solve(needs[active], first, last, interval_capacity)
-    return UpperBound(float(fractions.sum()), n, fractions, time.perf_counter() - start_time)
+    return fractions
 
 
 def _greedy(needs: np.ndarray, first: np.ndarray, last: np.ndarray, interval_capacity: np.ndarray) -> np.ndarray:
@@ -182,15 +201,29 @@ def slot_capacity(speeds: Sequence[float], up: np.ndarray | None, horizon: int) 
     return np.asarray(up, dtype=bool)[:horizon] @ speeds
 
 
+def episode_tasks(sim) -> Iterator[TaskSpec]:
+    """The tasks of ``sim``'s episode by arrival, each slot's made only when reached (none kept here).
+
+    A replayed trace's episode (a :class:`~mara_env.core.simulator.TaskSource`) makes a slot's
+    tasks again on request, the same ones; ``Simulator.tasks`` would hold them all at once.
+    """
+    source = getattr(sim, "_source", None)
+    if source is None:
+        yield from sim.tasks  # the simulator holds these already
+        return
+    for slot in range(sim.config.horizon):
+        yield from source.arriving(slot)
+
+
 def env_upper_bound(env, method: str = "auto") -> UpperBound:
     """The ceiling of the episode a reset env is about to play (its tasks, node speeds and faults).
 
     Reads ``env.sim`` (the simulator with the episode's tasks) and the env's node timeline (faults
     drawn at reset); call it right after ``reset`` (or at any time in the episode: neither changes).
+    The tasks are read in one pass (:func:`episode_tasks`), keeping three numbers per task.
     """
     sim = getattr(env, "sim", None)
     if sim is None:
         raise ValueError("env_upper_bound needs an env that has been reset")
-    tasks = list(sim.tasks)
-    timeline = env.node_timeline
-    return completion_ceiling(tasks, slot_capacity(sim.speeds, timeline, sim.config.horizon), method)
+    capacity = slot_capacity(sim.speeds, env.node_timeline, sim.config.horizon)
+    return completion_ceiling(episode_tasks(sim), capacity, method)
