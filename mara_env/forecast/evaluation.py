@@ -19,18 +19,21 @@ from mara_env.workloads import Workload, make_workload
 
 
 def make_cases(
-    workload: str | Workload, prefix: float, count: int, seed: int, split: str = "test"
+    workload: str | Workload, prefix: float | tuple[float, float], count: int, seed: int, split: str = "test"
 ) -> tuple[list[History], np.ndarray, np.ndarray]:
     """``count`` (history, target, true remaining work) cases at ``prefix`` of the need, drawn from
-    ``split`` of the named workload (or from a workload object)."""
-    rng = np.random.default_rng([seed, int(prefix * 1000)])
+    ``split`` of the named workload (or from a workload object). A ``(low, high)`` prefix draws each
+    case's fraction log-uniformly between the two (the quantile head's training cases)."""
+    spread = isinstance(prefix, tuple)
+    rng = np.random.default_rng([seed, 999_999 if spread else int(prefix * 1000)])
     source = make_workload(workload, split) if isinstance(workload, str) else workload
     draws = source.sample_tasks(rng, count)
     histories, targets, truth = [], [], []
     for draw in draws:
         need = draw.curve.work_to_reach(draw.target)
         per_slot = rng.uniform(0.5, 2.0)
-        seen = prefix * need
+        fraction = float(np.exp(rng.uniform(*np.log(prefix)))) if spread else prefix
+        seen = fraction * need
         work = np.arange(1, int(seen / per_slot) + 1) * per_slot
         if work.size < 2:
             work = np.array([seen / 2.0, seen])

@@ -24,6 +24,16 @@ import numpy as np
 
 from mara_env.forecast.base import MAX_REMAINING, Forecast, History, clean_history, unknown, validate_targets
 from mara_env.forecast.calibration import apply_calibration
+from mara_env.forecast.head import (
+    FEATURES,
+    KIND,
+    apply_head,
+    from_stored,
+    head_features,
+    map_samples,
+    padded_history,
+    sorted_quantiles,
+)
 from mara_env.torch_threads import torch_threads
 
 PREFIX = 16
@@ -45,11 +55,7 @@ def future_grid() -> np.ndarray:
 
 def sample_quantiles(samples: np.ndarray, quantiles: Sequence[float] = (0.1, 0.5, 0.9)) -> np.ndarray:
     """Per-row quantiles of ``(n, S)`` samples by linear interpolation (numpy's default rule)."""
-    x = np.sort(samples, axis=1)
-    pos = np.asarray(quantiles) * (x.shape[1] - 1)
-    lo = np.floor(pos).astype(int)
-    hi = np.minimum(lo + 1, x.shape[1] - 1)
-    return x[:, lo] + (pos - lo) * (x[:, hi] - x[:, lo])
+    return sorted_quantiles(np.sort(samples, axis=1), quantiles)
 
 
 def encode_prefix(work: np.ndarray, loss: np.ndarray, first_loss: float) -> tuple[np.ndarray, float] | None:
@@ -88,6 +94,36 @@ def read_remaining(samples: np.ndarray, log_target: np.ndarray, current: np.ndar
     return np.clip(r_all * current[:, None], 0.0, MAX_REMAINING)
 
 
+class _Batch:
+    """The tasks of one ``predict`` call that the flow samples, with what it and the head read."""
+
+    def __init__(self) -> None:
+        self.index: list = []
+        self.conditions: list = []
+        self.log_refs: list = []
+        self.current: list = []
+        self.cleaned: list = []
+        self.firsts: list = []
+        self.targets: list = []
+
+    def add(self, k: int, encoded: tuple[np.ndarray, float], cleaned: History, first: float, target: float) -> None:
+        self.index.append(k)
+        self.conditions.append(encoded[0])
+        self.log_refs.append(encoded[1])
+        self.current.append(cleaned[0][-1])
+        self.cleaned.append(cleaned)
+        self.firsts.append(first)
+        self.targets.append(target)
+
+    def done(self) -> _Batch:
+        """Stack the per-task lists into arrays (``cleaned`` stays a list)."""
+        self.index = np.asarray(self.index, dtype=int)
+        self.conditions = np.stack(self.conditions)
+        for name in ("log_refs", "current", "firsts", "targets"):
+            setattr(self, name, np.asarray(getattr(self, name), dtype=np.float64))
+        return self
+
+
 class FlowForecaster:
     """Sample future best-loss trajectories with a trained conditional rectified flow.
 
@@ -105,7 +141,8 @@ class FlowForecaster:
         Torch CPU threads while sampling (restored after each call). The batches are small, so
         one thread is fastest, and more threads only contend with other processes.
     calibrated:
-        Apply the conformal calibration stored with the weights (see
+        Apply the calibration stored with the weights (the quantile head of
+        :mod:`mara_env.forecast.head`, or the older single widening factor of
         :mod:`mara_env.forecast.calibration`); False gives the raw samples.
     """
 
@@ -136,14 +173,46 @@ class FlowForecaster:
         import torch
 
         self.net, self.calibration = net, calibration
+        self.head = from_stored(calibration) if calibration and calibration.get("kind") == KIND else None
         self.samples, self.steps, self.threads = int(samples), int(steps), int(threads)
         self.generator = torch.Generator().manual_seed(seed)
 
     def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast:
         targets = validate_targets(histories, targets)
-        n = len(histories)
-        result = unknown(n)
-        conds, log_refs, current, index = [], [], [], []
+        result, batch = self._prepare(histories, targets)
+        if batch is None:
+            return result
+        raw = self._raw_samples(batch)
+        if self.head is not None:  # sorted raw samples map to sorted samples (the map is monotone)
+            raw = np.sort(raw, axis=1)
+            features, log_raw = self._head_inputs(batch, raw)
+            remaining = map_samples(raw, log_raw, apply_head(self.head, features, log_raw[:, 1]))
+            quantiles = sorted_quantiles(remaining)
+        else:
+            remaining = apply_calibration(raw, self.calibration)
+            quantiles = sample_quantiles(remaining)
+        samples = np.zeros((len(histories), self.samples))
+        samples[batch.index] = remaining
+        result.remaining[batch.index] = quantiles
+        result.known[batch.index] = True
+        return Forecast(result.remaining, result.known, samples)
+
+    def head_inputs(
+        self, histories: Sequence[History], targets: Sequence[float]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The quantile head's inputs for the tasks the flow forecasts: ``(features, raw log median,
+        index of those tasks)`` (what :mod:`mara_env.forecast.crossfit` trains the head on)."""
+        targets = validate_targets(histories, targets)
+        _, batch = self._prepare(histories, targets)
+        if batch is None:
+            return np.zeros((0, len(FEATURES))), np.zeros(0), np.zeros(0, dtype=int)
+        features, log_raw = self._head_inputs(batch, np.sort(self._raw_samples(batch), axis=1))
+        return features, log_raw[:, 1], batch.index
+
+    def _prepare(self, histories: Sequence[History], targets: np.ndarray) -> tuple[Forecast, _Batch | None]:
+        """The answer for tasks decided without sampling, and the batch of those to sample."""
+        result = unknown(len(histories))
+        batch = _Batch()
         for k, (work, loss) in enumerate(histories):
             first = float(np.asarray(loss, dtype=np.float64).ravel()[0]) if np.size(loss) else math.nan
             clean_w, clean_l = clean_history(work, loss)
@@ -153,22 +222,19 @@ class FlowForecaster:
                 result.remaining[k], result.known[k] = 0.0, True
                 continue
             encoded = encode_prefix(clean_w, clean_l, first)
-            if encoded is None:
-                continue
-            conds.append(encoded[0])
-            log_refs.append(encoded[1])
-            current.append(clean_w[-1])
-            index.append(k)
-        if not index:
-            return result
-        trajectories = self.sample(np.stack(conds))
-        log_target = np.log(targets[index]) - np.asarray(log_refs)
-        remaining = apply_calibration(read_remaining(trajectories, log_target, np.asarray(current)), self.calibration)
-        samples = np.zeros((n, self.samples))
-        samples[index] = remaining
-        result.remaining[index] = sample_quantiles(remaining)
-        result.known[index] = True
-        return Forecast(result.remaining, result.known, samples)
+            if encoded is not None:
+                batch.add(k, encoded, (clean_w, clean_l), first, targets[k])
+        return result, (batch.done() if batch.index else None)
+
+    def _raw_samples(self, batch: _Batch) -> np.ndarray:
+        trajectories = self.sample(batch.conditions)
+        return read_remaining(trajectories, np.log(batch.targets) - batch.log_refs, batch.current)
+
+    def _head_inputs(self, batch: _Batch, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Head features and the raw log quantiles from row-sorted raw samples."""
+        work, loss = padded_history(batch.cleaned)
+        censor_at = np.minimum(CENSORED_FACTOR * R_MAX * batch.current, MAX_REMAINING)
+        return head_features(work, loss, batch.firsts, batch.log_refs, batch.targets, raw, censor_at)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)

@@ -93,5 +93,6 @@ def load_flow_net(path: Path) -> FlowNet:
     except (RuntimeError, KeyError) as err:
         raise ValueError(f"flow forecaster weights at {path} do not match the model: {err}") from err
     net.eval()
-    net.calibration = blob.get("extra", {}).get("calibration")  # None for weights saved before it existed
+    net.extra = blob.get("extra", {})
+    net.calibration = net.extra.get("calibration")  # None for weights saved before it existed
     return net

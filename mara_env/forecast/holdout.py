@@ -1,7 +1,8 @@
 """Leave-one-family-out evaluation: how a forecaster does on curves of a kind it has never seen.
 
-For a held-out bank ``F``, the flow is trained on every other bank (``train`` splits; calibrated on
-their ``val`` splits) and tested on cases drawn from **all** of ``F``'s curves (none was seen).
+For a held-out bank ``F``, the flow is trained on every other bank (``train`` splits), its quantile
+head is fitted without ``F`` too (:mod:`mara_env.forecast.crossfit`), and both are tested on cases
+drawn from **all** of ``F``'s curves (none was seen).
 ``wls`` and ``dkf`` fit nothing, so they are scored on the same cases. The per-bank weights are
 written to a folder the user names (default ``runs/holdout``) and reused when present, so an
 interrupted run resumes.
@@ -20,16 +21,6 @@ from mara_env.workloads.recorded import NEW_BANKS, RECORDED_BANKS, RecordedWorkl
 DEFAULT_DIR = Path("runs") / "holdout"
 PREFIXES = (0.1, 0.25, 0.5)
 FORECASTERS = ("flow", "wls", "dkf")
-#: training settings of the per-family models (short: one model per family)
-TRAIN_SETTINGS = {
-    "steps": 12000,
-    "batch": 256,
-    "lr": 2e-3,
-    "seed": 0,
-    "augment_strength": 1.0,
-    "synthetic_share": 0.3,
-    "shares": {"vision": 0.15, "rl": 0.15},
-}
 
 
 def holdout_families(name: str) -> list[str]:
@@ -41,15 +32,20 @@ def holdout_families(name: str) -> list[str]:
     return [name]
 
 
-def weights_for(family: str, folder: Path = DEFAULT_DIR, progress: bool = False, **settings) -> Path:
-    """Weights of the flow trained without ``family`` (trained now if ``folder`` lacks them)."""
-    from mara_env.forecast.train import resolve_banks, train
+def weights_for(family: str, folder: Path = DEFAULT_DIR, progress: bool = False) -> Path:
+    """Weights of the flow trained without ``family``, with a quantile head fitted without it too
+    (made now if ``folder`` lacks them; the leave-one-bank-out flows they need are kept there)."""
+    from mara_env.forecast.crossfit import fit_crossfit_head, without_weights
+    from mara_env.forecast.flow_net import load_flow_net, save_flow_net
+    from mara_env.forecast.head import to_storable
+    from mara_env.forecast.train import resolve_banks
 
-    path = Path(folder) / f"flow_without_{family}.pt"
+    path = Path(folder) / f"flow_holdout_{family}.pt"
     if not path.is_file():
-        config = {**TRAIN_SETTINGS, **settings}
-        banks = resolve_banks(["all"], exclude=[family])
-        train(banks, out=path, progress=progress, **config)
+        raw = without_weights(family, folder, progress)
+        net = load_flow_net(raw)
+        head = fit_crossfit_head(net, resolve_banks(["all"]), folder, exclude=family, progress=progress)
+        save_flow_net(net, path, {**net.extra, "calibration": to_storable(head)})
     return path
 
 

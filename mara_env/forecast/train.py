@@ -98,13 +98,18 @@ def train(
     out: Path,
     progress: bool,
     augment_strength: float = 0.0,
-    calibrate: bool = True,
+    calibrate: str | bool = "head",
     wide: bool = False,
     embed: int = 64,
     synthetic_share: float | None = None,
     shares: dict[str, float] | None = None,
+    crossfit_dir: Path = Path("runs") / "holdout",
 ) -> dict:
-    """Train, calibrate on the ``val`` splits (unless ``calibrate`` is False) and save to ``out``.
+    """Train, calibrate and save to ``out``.
+
+    ``calibrate``: ``"head"`` fits the quantile head on cross-fitted forecasts (the leave-one-bank-out
+    flows it needs are trained into, or reused from, ``crossfit_dir``); ``"widen"`` (or True) fits the
+    older single widening factor on the ``val`` splits; ``"none"`` (or False) stores no calibration.
 
     ``wide`` selects the wider augmentation ranges; ``embed`` is the prefix encoder's width."""
     torch.manual_seed(seed)
@@ -148,10 +153,19 @@ def train(
         "command": " ".join(["python -m mara_env.forecast.train", *sys.argv[1:]]),
     }
     net.eval()
-    if calibrate:
+    if calibrate == "head":
+        from mara_env.forecast.crossfit import fit_crossfit_head
+        from mara_env.forecast.head import to_storable
+
+        head = fit_crossfit_head(net, banks, crossfit_dir, seed=seed, progress=progress)
+        extra["calibration"] = to_storable(head)
+        extra["crossfit_dir"] = str(crossfit_dir)
+    elif calibrate in (True, "widen"):
         from mara_env.forecast.calibration import fit_calibration
 
         extra["calibration"] = fit_calibration(net, banks, seed=seed)
+    elif calibrate not in (False, "none"):
+        raise ValueError(f"calibrate must be 'head', 'widen' or 'none', got {calibrate!r}")
     save_flow_net(net, out, extra)
     return extra
 
@@ -177,7 +191,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--banks", nargs="+", default=["all"], help=f"'all' or among {ALL_BANKS}")
     parser.add_argument("--exclude", nargs="*", default=[], help="banks left out (leave-one-family-out)")
     parser.add_argument("--augment", type=float, default=1.0, help="augmentation strength (0 = none)")
-    parser.add_argument("--no-calibrate", action="store_true", help="skip the conformal calibration")
+    parser.add_argument(
+        "--calibration",
+        choices=("head", "widen", "none"),
+        default="head",
+        help="quantile head on cross-fitted forecasts (default), one widening factor, or none",
+    )
+    parser.add_argument(
+        "--crossfit-dir",
+        type=Path,
+        default=Path("runs") / "holdout",
+        help="where the leave-one-bank-out flows of the quantile head go / are reused (default runs/holdout)",
+    )
     parser.add_argument("--wide", action="store_true", help="wider power/floor augmentation ranges")
     parser.add_argument("--embed", type=int, default=64, help="prefix encoder width")
     parser.add_argument("--synthetic-share", type=float, default=0.3, help="share of the synthetic bank (0 = equal)")
@@ -206,14 +231,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         out,
         not args.quiet,
         args.augment,
-        not args.no_calibrate,
+        args.calibration,
         args.wide,
         args.embed,
         args.synthetic_share,
         _parse_shares(args.share),
+        args.crossfit_dir,
     )
     print(f"wrote {out} after {extra['train_seconds']} s; last {extra['history'][-1]}")
-    print(f"calibration: {extra.get('calibration')}")
+    calibration = extra.get("calibration") or {}
+    kind = calibration.get("kind", "widen") if calibration else "none"
+    print(f"calibration: {kind}, {calibration.get('cases')} cases")
     return 0
 
 
