@@ -31,6 +31,9 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=holdout.DEFAULT_DIR)
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--prefixes", type=float, nargs="+", default=list(holdout.PREFIXES), help="fractions of the need observed"
+    )
     parser.add_argument("--weights", type=Path, help="flow weights of the in-distribution table (default shipped)")
     parser.add_argument("--skip-in-distribution", action="store_true")
     parser.add_argument(
@@ -46,7 +49,7 @@ def main() -> None:
             weights = WEIGHTS if args.fixed_weights == "shipped" else Path(args.fixed_weights)
         else:
             weights = holdout.weights_for(family, args.dir, progress=True)
-        held += holdout.evaluate_family(family, weights, tasks=args.tasks, seed=args.seed)
+        held += holdout.evaluate_family(family, weights, prefixes=args.prefixes, tasks=args.tasks, seed=args.seed)
         print(holdout.format_summary(holdout.summarise(held)), flush=True)
     inside = []
     if not args.skip_in_distribution:
@@ -54,7 +57,8 @@ def main() -> None:
 
         if args.weights:  # score other weights under the name "flow"
             FORECASTERS["flow"] = lambda **kw: FlowForecaster(weights=args.weights, **kw)
-        inside = benchmark(["synthetic", *RECORDED_BANKS], ["flow", "wls", "dkf"], tasks=args.tasks, seed=args.seed)
+        banks = ["synthetic", *RECORDED_BANKS]
+        inside = benchmark(banks, ["flow", "wls", "dkf"], args.prefixes, tasks=args.tasks, seed=args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"held_out": held, "in_distribution": inside, "seconds": round(time.perf_counter() - start, 1)}
     args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1))

@@ -5,7 +5,7 @@ import pytest
 
 from mara_env.forecast.augment import TRANSFORMS, augment
 from mara_env.forecast.calibration import apply_calibration, fit_from_quantiles
-from mara_env.forecast.holdout import holdout_families, summarise
+from mara_env.forecast.holdout import format_summary, holdout_families, summarise
 from mara_env.forecast.train import resolve_banks
 
 
@@ -63,6 +63,19 @@ def test_summary_checks_the_acceptance_bar():
     ]
     (s,) = summarise(rows)
     assert s["error_ok"] and s["coverage_ok"] and s["flow_error"] == pytest.approx(0.5)
+    # 0.65 / 0.8 / 0.95: 0.8 over the family's cases, outside the band at two prefixes
+    for r, c in zip([r for r in rows if r["forecaster"] == "flow"], (0.65, 0.8, 0.95)):
+        r["coverage"] = c
+    (s,) = summarise(rows)
+    assert s["coverage_ok"] and not s["coverage_ok_every_prefix"] and s["flow_coverage"] == pytest.approx(0.8)
+    assert "0.80 (0.65-0.95) | yes / yes (no)" in format_summary([s])
+    rows[0]["median_abs_log_ratio"] = 1.25  # flow's mean error 0.75: within 0.8 x wls (0.8), above dkf (0.7)
+    assert not summarise(rows)[0]["error_ok"]
+    rows[0]["median_abs_log_ratio"] = 0.5
+    for r in rows:
+        if r["forecaster"] == "wls":
+            r["median_abs_log_ratio"] = 0.6  # flow 0.5 is above 0.8 x 0.6 = 0.48
+    assert not summarise(rows)[0]["error_ok"]
 
 
 def test_batched_sampler_encodes_prefixes_exactly_like_prediction():

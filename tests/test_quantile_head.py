@@ -44,6 +44,14 @@ def test_map_samples_puts_the_quantiles_where_asked_and_keeps_the_order():
     assert np.all(np.diff(moved, axis=1) >= 0)
 
 
+@pytest.mark.filterwarnings("error")
+def test_map_samples_stays_finite_and_capped_on_absurd_quantiles():
+    samples = np.sort(np.array([[1e-9, 1.0, 5.0, 1e3, 1e3]]), axis=1)
+    raw = np.log(qh.sorted_quantiles(samples) + 1e-3)
+    moved = qh.map_samples(samples, raw, np.array([[-800.0, 0.0, 900.0]]))
+    assert np.all(np.isfinite(moved)) and moved.max() == pytest.approx(qh.MAX_REMAINING) and moved.min() >= 0
+
+
 def test_apply_head_always_orders_the_quantiles():
     rng = np.random.default_rng(1)
     k = len(qh.FEATURES)

@@ -145,7 +145,7 @@ def map_samples(samples: np.ndarray, raw_log_quantiles: np.ndarray, log_quantile
     above = (log_quantiles[:, 2] - log_quantiles[:, 1]) / np.maximum(raw[:, 2] - raw[:, 1], 1e-3)
     offset = logs - raw[:, 1:2]
     scale = np.where(offset < 0, below[:, None], above[:, None])
-    return np.clip(np.exp(log_quantiles[:, 1:2] + scale * offset), 0.0, MAX_REMAINING)
+    return np.exp(np.minimum(log_quantiles[:, 1:2] + scale * offset, np.log(MAX_REMAINING)))  # the cap, no overflow
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
