@@ -84,7 +84,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     config.ray_address = args.ray
     if args.generalist:
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
-        small = {"nodes": (2, 6), "max_tasks_cap": 16, "turns_per_episode": 240} if args.quick else {}
+        small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240} if args.quick else {}
         config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
     if args.architecture is not None:
         config.architecture = args.architecture

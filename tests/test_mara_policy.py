@@ -1,5 +1,6 @@
 """The MARA policy's pieces: network shapes and masks, GAE by hand, checkpoints, the smoke run."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,19 @@ def test_quick_training_run(tmp_path):
     assert (tmp_path / "run" / "checkpoint.pt").is_file()
     log = (tmp_path / "run" / "log.csv").read_text().splitlines()
     assert len(log) >= 3 and "approx_kl" in log[0] and "explained_variance" in log[0]
+
+
+def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
+    """Scenarios hold up to 24 rows while the evaluation env has 16: cloning, rollouts and updates
+    must all read the padded size (reading the env's 16 crashed the first rollout)."""
+    run = tmp_path / "run"
+    command = [sys.executable, str(ROOT / "examples" / "train_mara.py"), "--quick", "--generalist", "--out", str(run)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    warm = json.loads((run / "warm_start.json").read_text())
+    assert warm["turns"] > 0 and (run / "checkpoint.pt").is_file()
+    assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
+    assert json.loads((run / "config.json").read_text())["architecture"] == "slot"
 
 
 def test_shipped_checkpoint_is_registered_as_mara_and_plays():

@@ -132,6 +132,14 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
     return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
 
 
+def batch_sizes(config: PPOConfig) -> tuple[int, int]:
+    """``(M, K_max)`` of the vectors the learner sees: the env's, or the largest scenario's (the
+    workers pad every scenario to it)."""
+    if config.scenarios is not None:
+        return config.scenarios.max_nodes, config.scenarios.max_tasks_cap
+    return config.env["num_nodes"], config.env["max_tasks"]
+
+
 def make_pool(config: PPOConfig) -> WorkerPool | RayWorkerPool:
     """The rollout workers: local processes, or Ray actors when ``config.ray_address`` is set."""
     args = (config.num_envs, config.env, config.seed, config.processes, config.teacher)
@@ -151,7 +159,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     env_cfg = config.env
-    m, k = env_cfg["num_nodes"], env_cfg["max_tasks"]
+    m, k = batch_sizes(config)
     net = build(
         {
             "architecture": config.architecture,
@@ -228,13 +236,13 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
     first = (TRAINING_SEED_BASE + 500_000_000 if config.scenarios else 20_000_000) + config.seed * 100_000
     seeds = [first + i for i in range(config.warm_start_episodes)]
     demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress, config.scenarios)
-    env = config.env
+    m, k = batch_sizes(config)
     with torch_threads(threads):  # no workers run yet: the cloning may use every core
         stats = clone(
             net,
             demos,
-            env["num_nodes"],
-            env["max_tasks"],
+            m,
+            k,
             config.warm_start_epochs,
             seed=config.seed,
             progress=progress,
