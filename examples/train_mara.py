@@ -23,6 +23,10 @@ from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import TEACHERS
 
+# The slot actor clones slower than the joint one: on 12 srw episodes at 8 nodes, 4 epochs left its
+# greedy play idle at every turn (completion 0.0), 12 epochs gave 0.51-0.71 (docs/mara_policy.md).
+SLOT_WARM_START_EPOCHS = 12
+
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -32,6 +36,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--processes", type=int, help="worker processes the copies share (default: the config's)")
     parser.add_argument("--teacher", choices=[*TEACHERS, "none"], help="warm-start teacher (default: the config's)")
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
+    parser.add_argument(
+        "--warm-start-epochs", type=int, help="cloning epochs (default: the config's; 12 for the slot actor)"
+    )
     parser.add_argument("--forecaster", choices=["none", "wls", "dkf", "flow"], help="the policy's forecast features")
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
     parser.add_argument("--non-autoregressive", action="store_true", help="hide earlier nodes' choices from the actor")
@@ -70,6 +77,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         ("envs", "num_envs"),
         ("processes", "processes"),
         ("warm_start_episodes", "warm_start_episodes"),
+        ("warm_start_epochs", "warm_start_epochs"),
         ("eval_every", "eval_every"),
     ]:
         if getattr(args, option) is not None:
@@ -88,6 +96,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
     if args.architecture is not None:
         config.architecture = args.architecture
+    if config.architecture == "slot" and args.warm_start_epochs is None and not args.quick:
+        config.warm_start_epochs = SLOT_WARM_START_EPOCHS
     return config
 
 

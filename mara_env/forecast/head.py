@@ -170,7 +170,7 @@ def fit_head(
     with torch_threads(1):
         torch.manual_seed(seed)  # the layers' initial weights
         net = torch.nn.Sequential(
-            torch.nn.Linear(len(FEATURES), HIDDEN),
+            torch.nn.Linear(features.shape[1], HIDDEN),
             torch.nn.SiLU(),
             torch.nn.Linear(HIDDEN, HIDDEN),
             torch.nn.SiLU(),
