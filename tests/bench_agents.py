@@ -73,10 +73,13 @@ class HangsAtSlot3(_AtSlot3):
 
 
 class SlowEDF(EDFScheduler):
-    """EDF that takes a while per turn, so that a bench can be interrupted or killed mid-cell."""
+    """EDF that takes a while per turn, so that a bench can be interrupted or killed mid-cell.
+
+    A minute per 150-slot episode: long enough that its cells are still running when the CPU-bound
+    ``edf`` cells beside it finish, even on a loaded machine (at 12 s an episode they were not)."""
 
     def act(self, observation: dict, agent: str) -> int:
-        time.sleep(0.01)
+        time.sleep(0.05)
         return super().act(observation, agent)
 
 
