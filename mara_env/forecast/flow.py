@@ -143,7 +143,9 @@ class FlowForecaster:
     calibrated:
         Apply the calibration stored with the weights (the quantile head of
         :mod:`mara_env.forecast.head`, or the older single widening factor of
-        :mod:`mara_env.forecast.calibration`); False gives the raw samples.
+        :mod:`mara_env.forecast.calibration`); False gives the raw samples. With the head, each
+        task's samples come back sorted (they are draws of one task's remaining work; nothing
+        pairs sample ``k`` of one task with sample ``k`` of another).
     """
 
     name = "flow"
