@@ -75,11 +75,12 @@ class HangsAtSlot3(_AtSlot3):
 class SlowEDF(EDFScheduler):
     """EDF that takes a while per turn, so that a bench can be interrupted or killed mid-cell.
 
-    A minute per 150-slot episode: long enough that its cells are still running when the CPU-bound
-    ``edf`` cells beside it finish, even on a loaded machine (at 12 s an episode they were not)."""
+    About 12 s per 150-slot episode of 4 nodes: long enough that its cells are still running when
+    the CPU-bound ``edf`` cells beside it finish on a loaded machine (at 6 s they once were not), and
+    short enough that an interrupted bench winds down within the tests' timeouts (at 30 s it did not)."""
 
     def act(self, observation: dict, agent: str) -> int:
-        time.sleep(0.05)
+        time.sleep(0.02)
         return super().act(observation, agent)
 
 
