@@ -186,14 +186,14 @@ def test_the_mara_policy_stays_under_the_ceiling():
 def test_the_streamed_windows_equal_the_list_based_ones(env_kwargs):
     # env_upper_bound reads the episode in one pass (a trace's slots made one at a time); it must give
     # exactly what the list of every task gave.
-    from mara_env.core.upper_bound import episode_tasks, task_windows
+    from mara_env.core.upper_bound import task_windows
 
     env = mara_env.raw_env(forecaster="none", **env_kwargs)
     env.reset(seed=4)
     assert (env.sim._source is not None) == ("arrivals" in env_kwargs)  # the trace's episode is lazy
     tasks = list(env.sim.tasks)
     assert len(tasks) > 20
-    needs, starts, ends = task_windows(episode_tasks(env.sim))
+    needs, starts, ends = task_windows(env.sim.iter_tasks())
     np.testing.assert_array_equal(needs, [least_need(t) for t in tasks])
     np.testing.assert_array_equal(starts, [t.arrival for t in tasks])
     np.testing.assert_array_equal(ends, [t.deadline for t in tasks])

@@ -8,7 +8,7 @@ tasks whose deadline was this slot expire, then the clock advances and new arriv
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -97,6 +97,17 @@ class Simulator:
 
         From a :class:`TaskSource` this makes every task of the episode (costly for a long trace)."""
         return tuple(self._tasks) if self._source is None else self._source.all_tasks()
+
+    def iter_tasks(self) -> Iterator[TaskSpec]:
+        """Every task of the episode, by arrival, in one pass that keeps none of them.
+
+        A :class:`TaskSource` makes each slot's tasks again on request (the same ones), one slot at
+        a time, where :attr:`tasks` would hold them all at once (the LP ceiling reads this)."""
+        if self._source is None:
+            yield from self._tasks
+            return
+        for slot in range(self.config.horizon):
+            yield from self._source.arriving(slot)
 
     def live_tasks(self) -> list[TaskState]:
         """Tasks in the table (schedulable)."""

@@ -34,7 +34,7 @@ tests check that both agree.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,29 +201,15 @@ def slot_capacity(speeds: Sequence[float], up: np.ndarray | None, horizon: int) 
     return np.asarray(up, dtype=bool)[:horizon] @ speeds
 
 
-def episode_tasks(sim) -> Iterator[TaskSpec]:
-    """The tasks of ``sim``'s episode by arrival, each slot's made only when reached (none kept here).
-
-    A replayed trace's episode (a :class:`~mara_env.core.simulator.TaskSource`) makes a slot's
-    tasks again on request, the same ones; ``Simulator.tasks`` would hold them all at once.
-    """
-    source = getattr(sim, "_source", None)
-    if source is None:
-        yield from sim.tasks  # the simulator holds these already
-        return
-    for slot in range(sim.config.horizon):
-        yield from source.arriving(slot)
-
-
 def env_upper_bound(env, method: str = "auto") -> UpperBound:
     """The ceiling of the episode a reset env is about to play (its tasks, node speeds and faults).
 
     Reads ``env.sim`` (the simulator with the episode's tasks) and the env's node timeline (faults
     drawn at reset); call it right after ``reset`` (or at any time in the episode: neither changes).
-    The tasks are read in one pass (:func:`episode_tasks`), keeping three numbers per task.
+    The tasks are read in one pass (``Simulator.iter_tasks``), keeping three numbers per task.
     """
     sim = getattr(env, "sim", None)
     if sim is None:
         raise ValueError("env_upper_bound needs an env that has been reset")
     capacity = slot_capacity(sim.speeds, env.node_timeline, sim.config.horizon)
-    return completion_ceiling(episode_tasks(sim), capacity, method)
+    return completion_ceiling(sim.iter_tasks(), capacity, method)
