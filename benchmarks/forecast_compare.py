@@ -11,14 +11,13 @@ Per workload and prefix: median absolute log ratio and p10-p90 coverage, each th
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from mara_env.forecast import FlowForecaster
-from mara_env.forecast.evaluation import make_cases, score
+from mara_env.forecast.evaluation import make_cases, score, write_report
 
 
 def main() -> None:
@@ -60,10 +59,7 @@ def main() -> None:
                 cells.append(f"{err:.3f} / {cov:.2f}")
             label = "mean" if prefix == "mean" else f"{prefix:.0%}"
             lines.append(f"| {workload} | {label} | " + " | ".join(cells) + " |")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(args.out, "\n".join(lines), rows)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ widening. Writes ``OUT.json`` and ``OUT.md``.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from mara_env.forecast import FlowForecaster
-from mara_env.forecast.evaluation import make_cases, score
+from mara_env.forecast.evaluation import make_cases, score, write_report
 from mara_env.forecast.flow_net import load_flow_net
 from mara_env.forecast.train import resolve_banks, train
 from mara_env.workloads.recorded import RecordedWorkload
@@ -82,10 +81,7 @@ def main() -> None:
                 lines.append(
                     f"| {variant} | {cal_name} | {fam} | {err:.3f} | {min(cov):.2f}-{max(cov):.2f} | {bias:+.2f} |"
                 )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(args.out, "\n".join(lines), rows)
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ in-distribution row fits on every bank and scores the shipped flow on the ``test
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from mara_env.forecast import crossfit
-from mara_env.forecast.evaluation import make_cases
+from mara_env.forecast.evaluation import make_cases, write_report
 from mara_env.forecast.flow import WEIGHTS, FlowForecaster
 from mara_env.forecast.flow_net import load_flow_net
 from mara_env.forecast.head import apply_head, fit_head
@@ -134,10 +133,7 @@ def main() -> None:
                 for r in score(predict(variant, fit_on, test), test):
                     results.append({"variant": variant, "workload": name, "held_out": held, **r})
         print(f"{family}: done", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1))
-    args.out.with_suffix(".md").write_text(report(results) + "\n")
-    print(report(results))
+    write_report(args.out, report(results), results)
 
 
 def report(results: list[dict]) -> str:

@@ -13,14 +13,13 @@ shipped ones, trained before these banks existed). Writes ``OUT.json`` (all rows
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import torch
 
 from mara_env.forecast import holdout
-from mara_env.forecast.evaluation import benchmark, format_rows
+from mara_env.forecast.evaluation import benchmark, format_rows, write_report
 from mara_env.forecast.flow import WEIGHTS
 from mara_env.workloads.recorded import RECORDED_BANKS
 
@@ -59,16 +58,13 @@ def main() -> None:
             FORECASTERS["flow"] = lambda **kw: FlowForecaster(weights=args.weights, **kw)
         banks = ["synthetic", *RECORDED_BANKS]
         inside = benchmark(banks, ["flow", "wls", "dkf"], args.prefixes, tasks=args.tasks, seed=args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"held_out": held, "in_distribution": inside, "seconds": round(time.perf_counter() - start, 1)}
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1))
     parts = ["## Held out (flow trained without the family)", holdout.format_summary(holdout.summarise(held))]
     parts += ["", format_rows(held)] if held else []
     if inside:
         parts += ["", "## In distribution (test splits)", holdout.format_summary(holdout.summarise(inside))]
         parts += ["", format_rows(inside)]
-    args.out.with_suffix(".md").write_text("\n".join(parts) + "\n")
-    print("\n".join(parts))
+    write_report(args.out, "\n".join(parts), payload)
 
 
 if __name__ == "__main__":

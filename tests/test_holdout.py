@@ -1,5 +1,7 @@
 """Augmentation, conformal calibration and the leave-one-family-out helpers of the flow forecaster."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,13 @@ def test_named_shares_and_their_parsing():
     assert _parse_shares(["vision=0.15"]) == {"vision": 0.15} and _parse_shares([]) is None
     with pytest.raises(ValueError, match="BANK=FRACTION"):
         _parse_shares(["vision"])
+
+
+def test_write_report_leaves_markdown_and_json_beside_each_other(tmp_path, capsys):
+    from mara_env.forecast.evaluation import write_report
+
+    out = tmp_path / "deep" / "report"
+    write_report(out, "| a |\n|---|", [{"a": 1}])
+    assert (tmp_path / "deep" / "report.md").read_text() == "| a |\n|---|\n"
+    assert json.loads((tmp_path / "deep" / "report.json").read_text()) == [{"a": 1}]
+    assert "| a |" in capsys.readouterr().out

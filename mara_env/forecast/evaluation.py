@@ -8,8 +8,10 @@ the need minus the work done.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -110,3 +112,12 @@ def format_rows(rows: Sequence[dict]) -> str:
             f"{r['mape']:.2f} | {r['coverage']:.2f} | {crps} | {1e3 * r['seconds_per_task']:.3f} |"
         )
     return "\n".join(lines)
+
+
+def write_report(out: Path, markdown: str, records: object) -> None:
+    """Print ``markdown`` and write it to ``OUT.md``, with ``records`` as JSON in ``OUT.json``
+    (what every forecast benchmark script leaves behind)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(records, indent=1))
+    out.with_suffix(".md").write_text(markdown + "\n")
+    print(markdown)
