@@ -9,6 +9,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --forecaster none|wls|flow   # the forecast features the policy reads
     --non-autoregressive         # earlier nodes' choices hidden from the actor
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
+    --no-hints                   # (generalist) the slot actor without the srw plan as row features
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -42,6 +43,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--forecaster", choices=["none", "wls", "dkf", "flow"], help="the policy's forecast features")
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
     parser.add_argument("--non-autoregressive", action="store_true", help="hide earlier nodes' choices from the actor")
+    parser.add_argument(
+        "--no-hints", action="store_true", help="(--generalist) do not give the actor the srw plan of each slot"
+    )
     parser.add_argument(
         "--architecture",
         choices=["joint", "slot"],
@@ -94,6 +98,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240} if args.quick else {}
         config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
+        config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
     if args.architecture is not None:
         config.architecture = args.architecture
     if config.architecture == "slot" and args.warm_start_epochs is None and not args.quick:

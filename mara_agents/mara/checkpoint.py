@@ -22,6 +22,8 @@ FORMAT = "mara-policy-v1"
 # Inclusive ranges of the integer settings of a MARANet a checkpoint may ask for.
 CONFIG_BOUNDS = {"history_window": (1, MAX_HISTORY_WINDOW), "width": (4, 1024), "layers": (1, 16), "heads": (1, 32)}
 MAX_PARAMETERS = 50_000_000
+# Boolean settings and their values in checkpoints written before they existed.
+FLAGS = {"autoregressive": True, "planner_hints": False}
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 
@@ -48,13 +50,13 @@ def check_config(config: object, path: Path) -> dict:
     where = f"MARA checkpoint {path}"
     if not isinstance(config, dict):
         raise ValueError(f"{where}: config must be a dict, got {type(config).__name__}")
-    allowed = {*CONFIG_BOUNDS, "autoregressive", "architecture"}
+    allowed = {*CONFIG_BOUNDS, *FLAGS, "architecture"}
     if not set(CONFIG_BOUNDS) <= set(config) <= allowed:
         raise ValueError(
-            f"{where}: config must have the keys {sorted(CONFIG_BOUNDS)} and optionally 'autoregressive' and "
+            f"{where}: config must have the keys {sorted(CONFIG_BOUNDS)} and optionally {sorted(FLAGS)} and "
             f"'architecture', got {sorted(config)}"
         )
-    config = {"autoregressive": True, **config}  # checkpoints from before the ablation flag existed
+    config = {**FLAGS, **config}  # checkpoints from before a flag existed
     if config.get("architecture", "joint") not in ARCHITECTURES:
         raise ValueError(
             f"{where}: config architecture must be one of {sorted(ARCHITECTURES)}, got {config['architecture']!r}"
@@ -65,15 +67,20 @@ def check_config(config: object, path: Path) -> dict:
             raise ValueError(f"{where}: config {key} must be an integer in [{low}, {high}], got {value!r}")
     if config["width"] % config["heads"]:
         raise ValueError(f"{where}: config width ({config['width']}) must be a multiple of heads ({config['heads']})")
-    if not isinstance(config["autoregressive"], bool):
-        raise ValueError(f"{where}: config autoregressive must be True or False, got {config['autoregressive']!r}")
+    for flag in FLAGS:
+        if not isinstance(config[flag], bool):
+            raise ValueError(f"{where}: config {flag} must be True or False, got {config[flag]!r}")
+    if config["planner_hints"] and config.get("architecture", "joint") != "slot":
+        raise ValueError(f"{where}: planner_hints is a setting of the slot actor only (architecture 'slot')")
     return config
 
 
 def build(config: dict) -> MARANet | SlotMARANet:
     """The network a checked config describes (its ``architecture``, the joint actor by default)."""
-    settings = {k: v for k, v in config.items() if k != "architecture"}
-    return ARCHITECTURES[config.get("architecture", "joint")](**settings)
+    architecture = config.get("architecture", "joint")
+    dropped = {"architecture"} if architecture == "slot" else {"architecture", "planner_hints"}
+    settings = {k: v for k, v in config.items() if k not in dropped}
+    return ARCHITECTURES[architecture](**settings)
 
 
 def check_shapes(state_dict: object, config: dict, path: Path) -> None:

@@ -62,6 +62,7 @@ class PPOConfig:
     width: int = 64
     layers: int = 2
     autoregressive: bool = True
+    planner_hints: bool = False  # the slot actor reads the srw plan of each slot (mara_agents.mara.hints)
     scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors
     architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
@@ -168,6 +169,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
             "layers": config.layers,
             "heads": 4,
             "autoregressive": config.autoregressive,
+            "planner_hints": config.planner_hints,
         }
     )
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)

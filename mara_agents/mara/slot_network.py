@@ -10,9 +10,12 @@ whole transformer again at every turn. This actor splits the work:
   with no task is well defined, and its output summarises the slot). The first layer of the turn
   head is applied to the row tokens here too, so a turn only adds to it.
 - **turn head** (once per node): per row, the cached projection plus the turn's inputs (``chosen_now``,
-  whether this node trained the row last slot, nodes that trained it last slot) and the node's own
-  features (speed, up, nodes still to decide), through ``tanh`` to a score; idle is scored from the
-  slot token and the same node features. Logits are ``[idle, row 0, ..., row K-1]``.
+  whether this node trained the row last slot, nodes that trained it last slot, and with planner hints
+  the plan's nodes still wanted there) and the node's own features (speed, up, nodes still to decide),
+  through ``tanh`` to a score; idle is scored from the slot token and the same node features. Logits
+  are ``[idle, row 0, ..., row K-1]``.
+- **planner hints** (``planner_hints=True``, :mod:`~.hints`): the ``srw`` plan of the slot, computed
+  from the observation, joins each row token after the encoder.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -28,6 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, make_critic, orthogonal, own_row
 from mara_env.config import DEFAULTS
 from mara_env.observation import GLOBAL_FEATURES, NODE_FEATURES, ROW_FEATURES, layout_of
@@ -39,8 +43,9 @@ _CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 _NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 _NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
 _LAST_ACTION = NODE_FEATURES.index("last_action")
-TURN_ROW_INPUTS = 3  # chosen_now, own row, nodes last slot
+TURN_ROW_INPUTS = 4  # chosen_now, own row, nodes last slot, plan share still wanted (0 without hints)
 TURN_NODE_INPUTS = len(_NODE_INPUTS) + 1  # speed, up, free nodes
+IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, plan share still wanted in all
 
 
 @dataclass
@@ -49,6 +54,7 @@ class SlotEncoding:
 
     projected: torch.Tensor  # (n, K, width): first head layer applied to the row tokens
     pooled: torch.Tensor  # (n, width): the slot token's output
+    plan_share: torch.Tensor  # (n, K): the planner's nodes per row / M (zeros without hints)
 
     @property
     def projected_np(self) -> np.ndarray:
@@ -58,6 +64,10 @@ class SlotEncoding:
     @property
     def pooled_np(self) -> np.ndarray:
         return self.pooled[0].detach().numpy()
+
+    @property
+    def plan_share_np(self) -> np.ndarray:
+        return self.plan_share[0].detach().numpy()
 
 
 class SlotMARANet(nn.Module):
@@ -71,6 +81,8 @@ class SlotMARANet(nn.Module):
         Transformer size of the slot encoder.
     autoregressive:
         Let the head see ``chosen_now``; ``False`` is the non-autoregressive ablation.
+    planner_hints:
+        Give every row the ``srw`` plan of its slot (:mod:`~.hints`; needs forecast features).
     """
 
     architecture = "slot"
@@ -82,6 +94,7 @@ class SlotMARANet(nn.Module):
         layers: int = 2,
         heads: int = 4,
         autoregressive: bool = True,
+        planner_hints: bool = False,
     ) -> None:
         super().__init__()
         self.config = {
@@ -91,13 +104,15 @@ class SlotMARANet(nn.Module):
             "layers": layers,
             "heads": heads,
             "autoregressive": autoregressive,
+            "planner_hints": planner_hints,
         }
         self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT), width, layers, heads)
         self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
         self.row_hidden = orthogonal(nn.Linear(width, width))
         self.turn_hidden = orthogonal(nn.Linear(TURN_ROW_INPUTS + TURN_NODE_INPUTS, width, bias=False))
         self.row_score = orthogonal(nn.Linear(width, 1), gain=0.01)
-        self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + 1, width))
+        self.hint_embed = orthogonal(nn.Linear(len(HINT_FEATURES), width)) if planner_hints else None
+        self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + IDLE_EXTRA_INPUTS, width))
         self.idle_score = orthogonal(nn.Linear(width, 1), gain=0.01)
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
@@ -109,18 +124,25 @@ class SlotMARANet(nn.Module):
         rows[..., _CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
         tokens = self.encoder(rows, windows, globals_[:, _SLOT_CONTEXT_INDEX], extra_tokens=slot)
-        return SlotEncoding(self.row_hidden(tokens[:, 1:]), tokens[:, 0])
+        row_tokens, plan_share = tokens[:, 1:], torch.zeros_like(rows[..., 0])
+        if self.hint_embed is not None:
+            hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
+            row_tokens, plan_share = row_tokens + self.hint_embed(hints), hints[..., 0]
+        return SlotEncoding(self.row_hidden(row_tokens), tokens[:, 0], plan_share)
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
         layout = batch_layout(observation)
         node, globals_, rows, _ = layout.split_observation(observation)
         chosen = rows[..., _CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
-        per_row = torch.stack([chosen, own_row(node, layout.max_tasks), rows[..., _NODES_LAST_SLOT]], dim=-1)
+        wanted = encoding.plan_share - chosen
+        own = own_row(node, layout.max_tasks)
+        per_row = torch.stack([chosen, own, rows[..., _NODES_LAST_SLOT], wanted], dim=-1)
         per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
         inputs = torch.cat([per_row, per_node[:, None, :].expand(-1, layout.max_tasks, -1)], dim=-1)
         scores = self.row_score(torch.tanh(encoding.projected + self.turn_hidden(inputs))).squeeze(-1)
-        idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True)], dim=-1)
+        still_wanted = wanted.clamp(min=0.0).sum(-1, keepdim=True)
+        idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True), still_wanted], dim=-1)
         idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
         return torch.cat([idle, scores], dim=-1).masked_fill(mask < 0.5, float("-inf"))
 
@@ -162,10 +184,12 @@ class NumpyTurnHead:
         if last >= 0:
             own[last] = 1.0
         per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
-        per_row = np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1)
+        wanted = encoding.plan_share_np - chosen
+        per_row = np.stack([chosen, own, table[:, _NODES_LAST_SLOT], wanted], axis=1)
         hidden = encoding.projected_np + (per_row @ self.turn_rows + per_node @ self.turn_node)
         scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
-        idle_in = np.concatenate([encoding.pooled_np, per_node, [chosen.sum()]]).astype(np.float32)
+        extra = [chosen.sum(), np.maximum(wanted, 0.0).sum()]
+        idle_in = np.concatenate([encoding.pooled_np, per_node, extra]).astype(np.float32)
         idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
         logits = np.concatenate([[idle], scores]).astype(np.float32)
         return np.where(mask > 0.5, logits, -np.inf)

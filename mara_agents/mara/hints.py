@@ -1,0 +1,52 @@
+"""Planner hints: the ``srw`` plan of a slot, as two row features for the MARA slot actor.
+
+A generalist policy must work at any cluster size, and at 32 nodes or more the slot actor cloned from
+``srw`` agreed with it on only about 75% of turns (docs/mara_policy.md): reconstructing a whole
+slot's plan from forecast columns is hard for a small network. So the actor may read the plan itself.
+Both features are a pure function of the observation (``srw`` reads only the observation's forecast
+columns and row features; no memory, no privileged information), recomputed from the vector wherever
+the network runs:
+
+- ``plan_share``: the nodes the plan gives the row this slot / ``M`` (the scale of ``chosen_now``, so
+  ``plan_share - chosen_now > 0`` says the plan still wants a node there);
+- ``plan_rank``: ``1 - position / len(plan)`` for rows in the plan's priority order, 0 for the rest.
+
+The policy is free to depart from the plan: PPO trains it on the team's reward, and the hints are
+inputs, not actions. ``--no-hints`` in ``examples/train_mara.py`` is the ablation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mara_env.observation import decode
+
+HINT_FEATURES = ("plan_share", "plan_rank")
+
+
+def planner_hints(vectors: np.ndarray) -> np.ndarray:
+    """``(n, K_max, 2)`` hints for a batch of observation vectors of one layout (``K_max`` from the header).
+
+    Raises ``ValueError`` for observations without forecast features (``srw`` plans on them).
+    """
+    from mara_agents.srw import SRWScheduler  # the planner; imported here to keep import order simple
+
+    planner = SRWScheduler()
+    vectors = np.asarray(vectors, dtype=np.float32)
+    out: np.ndarray | None = None
+    for i, vector in enumerate(vectors):
+        obs = decode(vector)
+        if not obs.has_forecasts:
+            raise ValueError(
+                "planner hints need forecast features: train and run a hinted MARA policy on an env with a "
+                "forecaster (flow, wls or dkf), or use a network built with planner_hints=False"
+            )
+        if out is None:
+            out = np.zeros((len(vectors), obs.layout.max_tasks, len(HINT_FEATURES)), dtype=np.float32)
+        counts = planner.plan(obs)
+        out[i, :, 0] = counts / obs.layout.num_nodes
+        order = np.asarray(planner.plan_order, dtype=np.int64)
+        out[i, order, 1] = 1.0 - np.arange(order.size) / max(order.size, 1)
+    if out is None:
+        raise ValueError("planner_hints needs at least one observation vector")
+    return out

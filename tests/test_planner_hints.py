@@ -1,0 +1,101 @@
+"""Planner hints: the srw plan as row features, enough to replay srw's every decision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import mara_env
+from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
+from mara_agents.mara.hints import planner_hints
+from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet
+from mara_agents.srw import SRWScheduler
+from mara_env.env import live_turns
+from mara_env.observation import decode
+
+
+def _srw_turns(slots: int = 25, seed: int = 3):
+    """(observation, srw's action) for every turn of an episode that srw plays."""
+    env = mara_env.raw_env(num_nodes=6, max_tasks=12, forecaster="wls", horizon=60, load="heavy")
+    env.reset(seed=seed)
+    srw = SRWScheduler()
+    srw.reset(seed)
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        action = srw.act(observation, agent)
+        yield observation, action
+        env.step(action)
+        if env.sim.slot >= slots:
+            return
+
+
+def _replay(vector: np.ndarray, mask: np.ndarray, hints: np.ndarray) -> int:
+    """srw's rule read off the hints: stay on the own row while the plan wants nodes there, else the
+    best-ranked row the plan still wants, else idle."""
+    obs = decode(vector)
+    wanted = (hints[:, 0] - obs.row("chosen_now")) > 1e-6
+    allowed = mask[1:] > 0
+    if obs.last_row >= 0 and wanted[obs.last_row] and allowed[obs.last_row]:
+        return obs.last_row + 1
+    candidates = np.flatnonzero(wanted & allowed & (hints[:, 1] > 0))
+    if candidates.size == 0:
+        return 0
+    return int(candidates[np.argmax(hints[candidates, 1])]) + 1
+
+
+def test_hints_carry_every_srw_decision():
+    turns = list(_srw_turns())
+    assert len(turns) > 100
+    vectors = np.stack([observation["observation"] for observation, _ in turns])
+    hints = planner_hints(vectors)
+    replayed = [_replay(v, o["action_mask"], h) for v, (o, _), h in zip(vectors, turns, hints)]
+    actions = [action for _, action in turns]
+    assert replayed == actions
+    assert sum(a > 0 for a in actions) > len(actions) // 2  # srw trained rows, not only idled
+
+
+def test_hints_are_the_same_for_every_node_of_a_slot():
+    turns = list(_srw_turns(slots=10))
+    by_time: dict[float, list[np.ndarray]] = {}
+    for observation, _ in turns:
+        by_time.setdefault(decode(observation["observation"]).globals["time"], []).append(observation["observation"])
+    for vectors in by_time.values():
+        hints = planner_hints(np.stack(vectors))
+        np.testing.assert_array_equal(hints, np.broadcast_to(hints[0], hints.shape))
+
+
+def test_hints_refuse_observations_without_forecasts():
+    env = mara_env.raw_env(num_nodes=2, max_tasks=4, forecaster="none", horizon=20)
+    env.reset(seed=0)
+    vector = env.observe(env.agent_selection)["observation"]
+    with pytest.raises(ValueError, match="forecast features"):
+        planner_hints(vector[None])
+
+
+def test_numpy_head_matches_the_torch_head_with_hints():
+    torch.manual_seed(1)
+    net = SlotMARANet(width=32, layers=1, planner_hints=True).eval()
+    head = NumpyTurnHead(net)
+    for observation, _ in list(_srw_turns(slots=15))[::4]:
+        vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
+        batch = torch.as_tensor(vector)[None]
+        with torch.no_grad():
+            encoding = net.encode(batch)
+            expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
+        assert encoding.plan_share.abs().sum() > 0 or not mask[1:].any()
+        np.testing.assert_allclose(head.logits(encoding, vector, mask), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_hinted_checkpoint_round_trips_and_the_joint_actor_refuses_hints(tmp_path):
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True)
+    path = save_checkpoint(net, tmp_path / "hinted.pt", {"forecaster": "wls"})
+    loaded, _, _ = load_checkpoint(path)
+    assert loaded.config["planner_hints"] is True
+    for name, tensor in net.state_dict().items():
+        torch.testing.assert_close(loaded.state_dict()[name], tensor)
+    config = {"history_window": 8, "width": 16, "layers": 1, "heads": 2, "planner_hints": True}
+    with pytest.raises(ValueError, match="slot actor only"):
+        check_config(config, tmp_path / "joint.pt")
+    with pytest.raises(ValueError, match="planner_hints must be True or False"):
+        check_config({**config, "architecture": "slot", "planner_hints": 1}, tmp_path / "slot.pt")
