@@ -76,6 +76,9 @@ def test_hints_refuse_observations_without_forecasts():
 def test_numpy_head_matches_the_torch_head_with_hints():
     torch.manual_seed(1)
     net = SlotMARANet(width=32, layers=1, planner_hints=True).eval()
+    with torch.no_grad():  # the skip paths start at zero; give them weight so the test covers them
+        net.row_skip.weight.normal_()
+        net.idle_skip.weight.fill_(0.7)
     head = NumpyTurnHead(net)
     for observation, _ in list(_srw_turns(slots=15))[::4]:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
@@ -83,7 +86,7 @@ def test_numpy_head_matches_the_torch_head_with_hints():
         with torch.no_grad():
             encoding = net.encode(batch)
             expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
-        assert encoding.plan_share.abs().sum() > 0 or not mask[1:].any()
+        assert encoding.plan_nodes.sum() > 0 or not mask[1:].any()
         np.testing.assert_allclose(head.logits(encoding, vector, mask), expected, rtol=1e-5, atol=1e-5)
 
 
@@ -99,3 +102,23 @@ def test_a_hinted_checkpoint_round_trips_and_the_joint_actor_refuses_hints(tmp_p
         check_config(config, tmp_path / "joint.pt")
     with pytest.raises(ValueError, match="planner_hints must be True or False"):
         check_config({**config, "architecture": "slot", "planner_hints": 1}, tmp_path / "slot.pt")
+
+
+def test_the_skip_paths_alone_can_play_srw():
+    """With hand-set weights (tanh paths off) the hinted actor's greedy choice is srw's at every turn:
+    staying on the own row scores 10 + 5 + 3 rank, another wanted row 10 + 3 rank, idle 5 - 10 when
+    the plan still wants a node and 5 when it does not."""
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True).eval()
+    with torch.no_grad():
+        net.row_score.weight.zero_()
+        net.idle_score.weight.zero_()
+        net.idle_score.bias.fill_(5.0)
+        net.row_skip.weight.copy_(torch.tensor([[10.0, 5.0, 3.0]]))
+        net.idle_skip.weight.fill_(-10.0)
+    head = NumpyTurnHead(net)
+    turns = list(_srw_turns(slots=20))
+    for observation, action in turns:
+        vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
+        with torch.no_grad():
+            encoding = net.encode(torch.as_tensor(vector)[None])
+        assert int(np.argmax(head.logits(encoding, vector, mask))) == action

@@ -43,9 +43,10 @@ _CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 _NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 _NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
 _LAST_ACTION = NODE_FEATURES.index("last_action")
-TURN_ROW_INPUTS = 4  # chosen_now, own row, nodes last slot, plan share still wanted (0 without hints)
+HINT_ROW_INPUTS = 3  # the plan wants a node here, ... and it is this node's own row, ... times the row's rank
+TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, then the hint inputs (0 without hints)
 TURN_NODE_INPUTS = len(_NODE_INPUTS) + 1  # speed, up, free nodes
-IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, plan share still wanted in all
+IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 
 
 @dataclass
@@ -54,7 +55,8 @@ class SlotEncoding:
 
     projected: torch.Tensor  # (n, K, width): first head layer applied to the row tokens
     pooled: torch.Tensor  # (n, width): the slot token's output
-    plan_share: torch.Tensor  # (n, K): the planner's nodes per row / M (zeros without hints)
+    plan_nodes: torch.Tensor  # (n, K): the planner's nodes per row this slot (zeros without hints)
+    plan_rank: torch.Tensor  # (n, K): 1 for the plan's first row down to 0 (zeros without hints)
 
     @property
     def projected_np(self) -> np.ndarray:
@@ -66,8 +68,8 @@ class SlotEncoding:
         return self.pooled[0].detach().numpy()
 
     @property
-    def plan_share_np(self) -> np.ndarray:
-        return self.plan_share[0].detach().numpy()
+    def plan_np(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.plan_nodes[0].detach().numpy(), self.plan_rank[0].detach().numpy()
 
 
 class SlotMARANet(nn.Module):
@@ -114,6 +116,12 @@ class SlotMARANet(nn.Module):
         self.hint_embed = orthogonal(nn.Linear(len(HINT_FEATURES), width)) if planner_hints else None
         self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + IDLE_EXTRA_INPUTS, width))
         self.idle_score = orthogonal(nn.Linear(width, 1), gain=0.01)
+        # linear paths from the hint inputs to the scores (zero at start): following the plan is then a
+        # linear function the warm start learns in a few hundred steps; the tanh path learns departures
+        self.row_skip = nn.Linear(HINT_ROW_INPUTS, 1, bias=False)
+        self.idle_skip = nn.Linear(1, 1, bias=False)
+        nn.init.zeros_(self.row_skip.weight)
+        nn.init.zeros_(self.idle_skip.weight)
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     # ------------------------------------------------------------------ actor
@@ -124,26 +132,29 @@ class SlotMARANet(nn.Module):
         rows[..., _CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
         tokens = self.encoder(rows, windows, globals_[:, _SLOT_CONTEXT_INDEX], extra_tokens=slot)
-        row_tokens, plan_share = tokens[:, 1:], torch.zeros_like(rows[..., 0])
+        row_tokens, hints = tokens[:, 1:], torch.zeros((*rows.shape[:2], len(HINT_FEATURES)))
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
-            row_tokens, plan_share = row_tokens + self.hint_embed(hints), hints[..., 0]
-        return SlotEncoding(self.row_hidden(row_tokens), tokens[:, 0], plan_share)
+            row_tokens = row_tokens + self.hint_embed(hints)
+        plan_nodes = torch.round(hints[..., 0] * observation[:, 2:3])  # share x M (the header's third value)
+        return SlotEncoding(self.row_hidden(row_tokens), tokens[:, 0], plan_nodes, hints[..., 1])
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
         layout = batch_layout(observation)
         node, globals_, rows, _ = layout.split_observation(observation)
         chosen = rows[..., _CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
-        wanted = encoding.plan_share - chosen
         own = own_row(node, layout.max_tasks)
-        per_row = torch.stack([chosen, own, rows[..., _NODES_LAST_SLOT], wanted], dim=-1)
+        wanted = (encoding.plan_nodes - torch.round(chosen * observation[:, 2:3]) > 0.5).float()
+        hint_rows = torch.stack([wanted, own * wanted, encoding.plan_rank * wanted], dim=-1)
+        per_row = torch.cat([torch.stack([chosen, own, rows[..., _NODES_LAST_SLOT]], dim=-1), hint_rows], dim=-1)
         per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
         inputs = torch.cat([per_row, per_node[:, None, :].expand(-1, layout.max_tasks, -1)], dim=-1)
-        scores = self.row_score(torch.tanh(encoding.projected + self.turn_hidden(inputs))).squeeze(-1)
-        still_wanted = wanted.clamp(min=0.0).sum(-1, keepdim=True)
-        idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True), still_wanted], dim=-1)
-        idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
+        hidden = torch.tanh(encoding.projected + self.turn_hidden(inputs))
+        scores = (self.row_score(hidden) + self.row_skip(hint_rows)).squeeze(-1)
+        any_wanted = wanted.amax(-1, keepdim=True)
+        idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True), any_wanted], dim=-1)
+        idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in))) + self.idle_skip(any_wanted)
         return torch.cat([idle, scores], dim=-1).masked_fill(mask < 0.5, float("-inf"))
 
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
@@ -171,6 +182,8 @@ class NumpyTurnHead:
         self.idle_score = net.idle_score.weight.detach().numpy()[0].copy()
         self.idle_score_bias = float(net.idle_score.bias.detach()[0])
         self.autoregressive = net.config["autoregressive"]
+        self.row_skip = net.row_skip.weight.detach().numpy()[0].copy()
+        self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
 
     def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
@@ -184,12 +197,15 @@ class NumpyTurnHead:
         if last >= 0:
             own[last] = 1.0
         per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
-        wanted = encoding.plan_share_np - chosen
-        per_row = np.stack([chosen, own, table[:, _NODES_LAST_SLOT], wanted], axis=1)
+        plan_nodes, plan_rank = encoding.plan_np
+        wanted = (plan_nodes - np.round(chosen * layout.num_nodes) > 0.5).astype(np.float32)
+        hint_rows = np.stack([wanted, own * wanted, plan_rank * wanted], axis=1)
+        per_row = np.concatenate([np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
         hidden = encoding.projected_np + (per_row @ self.turn_rows + per_node @ self.turn_node)
-        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
-        extra = [chosen.sum(), np.maximum(wanted, 0.0).sum()]
-        idle_in = np.concatenate([encoding.pooled_np, per_node, extra]).astype(np.float32)
+        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias + hint_rows @ self.row_skip
+        any_wanted = float(wanted.max(initial=0.0))
+        idle_in = np.concatenate([encoding.pooled_np, per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
         idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
+        idle += self.idle_skip * any_wanted
         logits = np.concatenate([[idle], scores]).astype(np.float32)
         return np.where(mask > 0.5, logits, -np.inf)
