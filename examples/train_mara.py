@@ -27,6 +27,9 @@ from mara_agents.mara.teacher import TEACHERS
 # The slot actor clones slower than the joint one: on 12 srw episodes at 8 nodes, 4 epochs left its
 # greedy play idle at every turn (completion 0.0), 12 epochs gave 0.51-0.71 (docs/mara_policy.md).
 SLOT_WARM_START_EPOCHS = 12
+# With planner hints the generalist clones srw to 94% agreement in 4 epochs of 10 episodes.
+GENERALIST_WARM_START = (40, 6)  # (episodes, epochs)
+GENERALIST_TURNS = 300_000
 
 
 def parse_args() -> argparse.Namespace:
@@ -76,16 +79,6 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.total_turns, config.rollout_turns, config.num_envs, config.eval_every = 4096, 128, 8, 2
         config.eval_seeds, config.warm_start_episodes, config.warm_start_epochs = 1, 2, 1
         config.env.update(horizon=60, num_nodes=4)
-    for option, field in [
-        ("turns", "total_turns"),
-        ("envs", "num_envs"),
-        ("processes", "processes"),
-        ("warm_start_episodes", "warm_start_episodes"),
-        ("warm_start_epochs", "warm_start_epochs"),
-        ("eval_every", "eval_every"),
-    ]:
-        if getattr(args, option) is not None:
-            setattr(config, field, getattr(args, option))
     if args.teacher is not None:
         config.teacher = None if args.teacher == "none" else args.teacher
     if args.forecaster is not None:
@@ -99,10 +92,23 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240} if args.quick else {}
         config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
+        if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)
+            config.warm_start_episodes, config.warm_start_epochs = GENERALIST_WARM_START
+            config.total_turns, config.eval_every = GENERALIST_TURNS, 12
     if args.architecture is not None:
         config.architecture = args.architecture
-    if config.architecture == "slot" and args.warm_start_epochs is None and not args.quick:
+    if config.architecture == "slot" and not config.planner_hints and not args.quick:
         config.warm_start_epochs = SLOT_WARM_START_EPOCHS
+    for option, field in [
+        ("turns", "total_turns"),
+        ("envs", "num_envs"),
+        ("processes", "processes"),
+        ("warm_start_episodes", "warm_start_episodes"),
+        ("warm_start_epochs", "warm_start_epochs"),
+        ("eval_every", "eval_every"),
+    ]:
+        if getattr(args, option) is not None:
+            setattr(config, field, getattr(args, option))
     return config
 
 

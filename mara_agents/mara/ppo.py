@@ -219,9 +219,10 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 _log(log_path, row, writer)
                 bar.set_postfix(done=f"{row['train_completion_rate']:.3f}", kl=f"{stats['approx_kl']:.4f}")
                 if iteration % config.eval_every == 0 or iteration == iterations:
-                    save_checkpoint(
-                        net, out / "checkpoint.pt", env_cfg, {"config": asdict(config), "iteration": iteration}
-                    )
+                    extra = {"config": asdict(config), "iteration": iteration}
+                    save_checkpoint(net, out / "checkpoint.pt", env_cfg, extra)
+                    # every evaluated checkpoint is kept, so a run's schedule can be chosen on validation seeds
+                    save_checkpoint(net, out / "checkpoints" / f"iteration_{iteration:05d}.pt", env_cfg, extra)
         finally:
             pool.close()
             if writer is not None:
