@@ -87,6 +87,9 @@ def run_trace(args: argparse.Namespace) -> dict[tuple[str, str, str, int], list[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", nargs="+", default=list(mara_agents.SCHEDULERS))
+    parser.add_argument(
+        "--mara", default="mara", help="the agent spec that stands for MARA (e.g. mara:runs/x/checkpoint.pt)"
+    )
     parser.add_argument("--workloads", nargs="+", default=sorted(WORKLOADS))
     parser.add_argument("--loads", nargs="+", default=list(LOAD_PRESETS))
     parser.add_argument("--sizes", nargs="+", type=int, default=[4, 8, 32, 64], help="cluster sizes M")
@@ -102,10 +105,13 @@ def main() -> None:
     args = parser.parse_args()
     if "mara" not in args.agents:
         parser.error("the table compares mara with the others: --agents must include mara")
+    args.agents = [args.mara if agent == "mara" else agent for agent in args.agents]
     start = time.perf_counter()
     results = run_sizes(args)
     if args.trace is not None:
         results.update(run_trace(args))
+    results = {("mara" if a == args.mara else a, *rest): recs for (a, *rest), recs in results.items()}
+    args.agents = ["mara" if agent == args.mara else agent for agent in args.agents]
     keys = list(dict.fromkeys((w, load, m) for (_, w, load, m) in results))
     rows, diffs = [], []
     for key in keys:
