@@ -2,12 +2,14 @@
 
     python benchmarks/mara_decision_time.py --slots 200                       # shipped policy, M=8, K=32
     python benchmarks/mara_decision_time.py --architecture slot --num-nodes 64 --max-tasks 128
+    python benchmarks/mara_decision_time.py --checkpoint runs/mara_generalist/checkpoint.pt --num-nodes 64
 
 Plays an episode and times, for every slot, the policy's ``act`` calls of all its nodes (observation
 building by the env is not included; the env's own speed is in benchmarks/env_speed.py). Reports the
 median and the 95th percentile per slot in ms, and node decisions per second. ``--architecture``
 times an untrained network of that actor (``joint`` or ``slot``; time does not depend on the weights)
-instead of the shipped policy.
+instead of the shipped policy (``--hints``: the slot actor with planner hints); ``--checkpoint`` times
+a trained one.
 """
 
 from __future__ import annotations
@@ -32,13 +34,16 @@ def main() -> None:
     parser.add_argument("--num-nodes", type=int, default=8)
     parser.add_argument("--max-tasks", type=int, default=32)
     parser.add_argument("--architecture", choices=["joint", "slot"], help="an untrained actor instead of the shipped")
+    parser.add_argument("--hints", action="store_true", help="with --architecture slot: the actor reads the srw plan")
+    parser.add_argument("--checkpoint", help="a trained MARA checkpoint instead of the shipped")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.architecture is None:
-        policy = mara_agents.make("mara")
+        policy = mara_agents.make("mara", **({"checkpoint": args.checkpoint} if args.checkpoint else {}))
     else:
         torch.manual_seed(0)
-        net = build({"architecture": args.architecture, "history_window": 8, "width": 64, "layers": 2, "heads": 4})
+        size = {"history_window": 8, "width": 64, "layers": 2, "heads": 4}
+        net = build({"architecture": args.architecture, **size, "planner_hints": args.hints})
         policy = MARAScheduler(net.eval(), trained_env={"forecaster": "flow"})
     env = mara_env.raw_env(**env_config(policy, {"num_nodes": args.num_nodes, "max_tasks": args.max_tasks}))
     env.reset(seed=0)
@@ -56,7 +61,9 @@ def main() -> None:
             if len(per_slot) == args.slots:
                 break
     times = np.asarray(per_slot[5:])  # the first slots warm up torch
-    actor = args.architecture or "shipped"
+    actor = args.checkpoint or (
+        f"{args.architecture}{' with hints' if args.hints else ''}" if args.architecture else "shipped"
+    )
     print(
         f"MARA ({actor}) decision time for all {args.num_nodes} nodes of a slot, K_max = {args.max_tasks}, one "
         f"thread: median {np.median(times):.2f} ms, p95 {np.percentile(times, 95):.2f} ms over {times.size} slots; "

@@ -110,7 +110,9 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     warm = json.loads((run / "warm_start.json").read_text())
     assert warm["turns"] > 0 and (run / "checkpoint.pt").is_file()
     assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
-    assert json.loads((run / "config.json").read_text())["architecture"] == "slot"
+    config = json.loads((run / "config.json").read_text())
+    assert config["architecture"] == "slot" and config["planner_hints"] is True
+    assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
 def test_shipped_checkpoint_is_registered_as_mara_and_plays():
