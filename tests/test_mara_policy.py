@@ -178,6 +178,28 @@ def test_unknown_teacher_is_refused():
 
     with pytest.raises(ValueError, match="teacher must be one of"):
         Teacher("edf")
+    with pytest.raises(ValueError, match="pass env_kwargs"):
+        Teacher("best")
+
+
+@pytest.mark.parametrize("workload", ["rl", "synthetic"])
+def test_best_teacher_labels_with_the_winner_of_the_episode(workload):
+    """The ``best`` teacher picks whichever of srw and edf completes more of that very episode, and
+    then plays exactly like it. Seed 0 at the heavy load: edf wins on rl, srw on synthetic."""
+    from mara_agents.mara.teacher import Teacher
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 60, "workload": workload, "curve_split": "test"}
+    settings["load"] = "heavy"
+    rates = {name: mara_agents.evaluate(name, [0], **settings)[0]["completion_rate"] for name in ("srw", "edf")}
+    assert rates["srw"] != rates["edf"]  # the choice matters in this episode
+    teacher = Teacher.for_env("best", {**settings, "forecaster": "flow"})
+    teacher.reset(0)
+    assert teacher.chosen == max(rates, key=rates.get)
+    env = mara_env.raw_env(**settings, forecaster="flow")
+    env.reset(seed=0)
+    for agent in live_turns(env):
+        env.step(teacher.action(env, env.observe(agent)))
+    assert env.sim.metrics()["completion_rate"] == pytest.approx(rates[teacher.chosen])
 
 
 def test_demonstrations_returns_count_completions_and_cloning_fits_them():

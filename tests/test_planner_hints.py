@@ -1,4 +1,4 @@
-"""Planner hints: the srw plan as row features, enough to replay srw's every decision."""
+"""Planner hints: the srw plan and the deadline order as row features, enough to replay srw or edf exactly."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import mara_env
+from mara_agents.heuristics import EDFScheduler
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
 from mara_agents.mara.hints import planner_hints
 from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet
@@ -15,15 +16,15 @@ from mara_env.env import live_turns
 from mara_env.observation import decode
 
 
-def _srw_turns(slots: int = 25, seed: int = 3):
-    """(observation, srw's action) for every turn of an episode that srw plays."""
+def _srw_turns(slots: int = 25, seed: int = 3, scheduler=None):
+    """(observation, action) for every turn of an episode that srw (or ``scheduler``) plays."""
     env = mara_env.raw_env(num_nodes=6, max_tasks=12, forecaster="wls", horizon=60, load="heavy")
     env.reset(seed=seed)
-    srw = SRWScheduler()
-    srw.reset(seed)
+    player = scheduler or SRWScheduler()
+    player.reset(seed)
     for agent in live_turns(env):
         observation = env.observe(agent)
-        action = srw.act(observation, agent)
+        action = player.act(observation, agent)
         yield observation, action
         env.step(action)
         if env.sim.slot >= slots:
@@ -76,9 +77,11 @@ def test_hints_refuse_observations_without_forecasts():
 def test_numpy_head_matches_the_torch_head_with_hints():
     torch.manual_seed(1)
     net = SlotMARANet(width=32, layers=1, planner_hints=True).eval()
-    with torch.no_grad():  # the skip paths start at zero; give them weight so the test covers them
-        net.row_skip.weight.normal_()
+    with torch.no_grad():  # the skip paths and the gate start at zero; give them weight so the test covers them
+        for layer in (net.row_skip, net.edf_skip, net.gate):
+            layer.weight.normal_()
         net.idle_skip.weight.fill_(0.7)
+        net.edf_idle.fill_(-0.3)
     head = NumpyTurnHead(net)
     for observation, _ in list(_srw_turns(slots=15))[::4]:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
@@ -104,10 +107,11 @@ def test_a_hinted_checkpoint_round_trips_and_the_joint_actor_refuses_hints(tmp_p
         check_config({**config, "architecture": "slot", "planner_hints": 1}, tmp_path / "slot.pt")
 
 
-def test_the_skip_paths_alone_can_play_srw():
-    """With hand-set weights (tanh paths off) the hinted actor's greedy choice is srw's at every turn:
-    staying on the own row scores 10 + 5 + 3 rank, another wanted row 10 + 3 rank, idle 5 - 10 when
-    the plan still wants a node and 5 when it does not."""
+def _hand_set(gate_bias: float) -> SlotMARANet:
+    """A hinted actor whose tanh paths are off: the srw path scores staying on the own row 10 + 5 + 3
+    rank, another wanted row 10 + 3 rank, idle 5 - 10 while the plan wants a node and 5 after; the edf
+    path scores a row -10 per node already on it + 3 deadline rank + 0.01 if it is the own row, and
+    never idles. The gate's bias picks the path."""
     net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True).eval()
     with torch.no_grad():
         net.row_score.weight.zero_()
@@ -115,8 +119,17 @@ def test_the_skip_paths_alone_can_play_srw():
         net.idle_score.bias.fill_(5.0)
         net.row_skip.weight.copy_(torch.tensor([[10.0, 5.0, 3.0]]))
         net.idle_skip.weight.fill_(-10.0)
+        net.edf_skip.weight.copy_(torch.tensor([[-10.0, 3.0, 0.01]]))
+        net.edf_idle.fill_(-1000.0)
+        net.gate.bias.fill_(gate_bias)
+    return net
+
+
+@pytest.mark.parametrize("teacher", ["srw", "edf"])
+def test_the_skip_paths_alone_can_play_srw_or_edf(teacher):
+    net = _hand_set(40.0 if teacher == "srw" else -40.0)
     head = NumpyTurnHead(net)
-    turns = list(_srw_turns(slots=20))
+    turns = list(_srw_turns(slots=20, scheduler=SRWScheduler() if teacher == "srw" else EDFScheduler()))
     for observation, action in turns:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
         with torch.no_grad():

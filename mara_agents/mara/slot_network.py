@@ -14,8 +14,10 @@ whole transformer again at every turn. This actor splits the work:
   the plan's nodes still wanted there) and the node's own features (speed, up, nodes still to decide),
   through ``tanh`` to a score; idle is scored from the slot token and the same node features. Logits
   are ``[idle, row 0, ..., row K-1]``.
-- **planner hints** (``planner_hints=True``, :mod:`~.hints`): the ``srw`` plan of the slot, computed
-  from the observation, joins each row token after the encoder.
+- **planner hints** (``planner_hints=True``, :mod:`~.hints`): the ``srw`` plan and the deadline order
+  of the slot, computed from the observation, join each row token after the encoder; two linear skip
+  paths (one playing ``srw``'s rule, one ``edf``'s) are mixed by a per-slot gate read from the slot
+  token, so the network can follow either planner, or a blend, where it serves the team best.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -44,6 +46,7 @@ _NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 _NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
 _LAST_ACTION = NODE_FEATURES.index("last_action")
 HINT_ROW_INPUTS = 3  # the plan wants a node here, ... and it is this node's own row, ... times the row's rank
+EDF_ROW_INPUTS = 3  # nodes that chose the row this slot, its deadline rank, own row
 TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, then the hint inputs (0 without hints)
 TURN_NODE_INPUTS = len(_NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
@@ -57,6 +60,8 @@ class SlotEncoding:
     pooled: torch.Tensor  # (n, width): the slot token's output
     plan_nodes: torch.Tensor  # (n, K): the planner's nodes per row this slot (zeros without hints)
     plan_rank: torch.Tensor  # (n, K): 1 for the plan's first row down to 0 (zeros without hints)
+    deadline_rank: torch.Tensor  # (n, K): 1 for the earliest deadline down to 0 (zeros without hints)
+    gate: torch.Tensor  # (n, 1): weight of the srw path against the edf path (0 without hints)
 
     @property
     def projected_np(self) -> np.ndarray:
@@ -68,8 +73,10 @@ class SlotEncoding:
         return self.pooled[0].detach().numpy()
 
     @property
-    def plan_np(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.plan_nodes[0].detach().numpy(), self.plan_rank[0].detach().numpy()
+    def hints_np(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """The first observation's plan nodes, plan rank, deadline rank and gate, in numpy."""
+        parts = (self.plan_nodes, self.plan_rank, self.deadline_rank)
+        return (*(part[0].detach().numpy() for part in parts), float(self.gate[0, 0]))
 
 
 class SlotMARANet(nn.Module):
@@ -116,12 +123,17 @@ class SlotMARANet(nn.Module):
         self.hint_embed = orthogonal(nn.Linear(len(HINT_FEATURES), width)) if planner_hints else None
         self.idle_hidden = orthogonal(nn.Linear(width + TURN_NODE_INPUTS + IDLE_EXTRA_INPUTS, width))
         self.idle_score = orthogonal(nn.Linear(width, 1), gain=0.01)
-        # linear paths from the hint inputs to the scores (zero at start): following the plan is then a
-        # linear function the warm start learns in a few hundred steps; the tanh path learns departures
+        # linear paths from the hint inputs to the scores (zero at start): following srw or edf is then
+        # a linear function the warm start learns in a few hundred steps; a per-slot gate mixes the two
+        # and the tanh path learns departures from both
         self.row_skip = nn.Linear(HINT_ROW_INPUTS, 1, bias=False)
         self.idle_skip = nn.Linear(1, 1, bias=False)
-        nn.init.zeros_(self.row_skip.weight)
-        nn.init.zeros_(self.idle_skip.weight)
+        self.edf_skip = nn.Linear(EDF_ROW_INPUTS, 1, bias=False)
+        self.edf_idle = nn.Parameter(torch.zeros(1))
+        self.gate = nn.Linear(width, 1)
+        for layer in (self.row_skip, self.idle_skip, self.edf_skip, self.gate):
+            nn.init.zeros_(layer.weight)
+        nn.init.zeros_(self.gate.bias)
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     # ------------------------------------------------------------------ actor
@@ -132,12 +144,13 @@ class SlotMARANet(nn.Module):
         rows[..., _CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
         tokens = self.encoder(rows, windows, globals_[:, _SLOT_CONTEXT_INDEX], extra_tokens=slot)
-        row_tokens, hints = tokens[:, 1:], torch.zeros((*rows.shape[:2], len(HINT_FEATURES)))
+        row_tokens, pooled = tokens[:, 1:], tokens[:, 0]
+        hints, gate = torch.zeros((*rows.shape[:2], len(HINT_FEATURES))), torch.zeros((rows.shape[0], 1))
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
-            row_tokens = row_tokens + self.hint_embed(hints)
+            row_tokens, gate = row_tokens + self.hint_embed(hints), torch.sigmoid(self.gate(pooled))
         plan_nodes = torch.round(hints[..., 0] * observation[:, 2:3])  # share x M (the header's third value)
-        return SlotEncoding(self.row_hidden(row_tokens), tokens[:, 0], plan_nodes, hints[..., 1])
+        return SlotEncoding(self.row_hidden(row_tokens), pooled, plan_nodes, hints[..., 1], hints[..., 2], gate)
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
@@ -151,10 +164,17 @@ class SlotMARANet(nn.Module):
         per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
         inputs = torch.cat([per_row, per_node[:, None, :].expand(-1, layout.max_tasks, -1)], dim=-1)
         hidden = torch.tanh(encoding.projected + self.turn_hidden(inputs))
-        scores = (self.row_score(hidden) + self.row_skip(hint_rows)).squeeze(-1)
+        scores = self.row_score(hidden).squeeze(-1)
         any_wanted = wanted.amax(-1, keepdim=True)
         idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True), any_wanted], dim=-1)
-        idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in))) + self.idle_skip(any_wanted)
+        idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
+        if self.hint_embed is not None:  # the gated skip paths: srw's rule and edf's rule
+            gate = encoding.gate
+            taken = torch.round(chosen * observation[:, 2:3])
+            edf_rows = torch.stack([taken, encoding.deadline_rank, own], dim=-1)
+            scores = scores + gate * self.row_skip(hint_rows).squeeze(-1)
+            scores = scores + (1.0 - gate) * self.edf_skip(edf_rows).squeeze(-1)
+            idle = idle + gate * self.idle_skip(any_wanted) + (1.0 - gate) * self.edf_idle
         return torch.cat([idle, scores], dim=-1).masked_fill(mask < 0.5, float("-inf"))
 
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
@@ -182,8 +202,11 @@ class NumpyTurnHead:
         self.idle_score = net.idle_score.weight.detach().numpy()[0].copy()
         self.idle_score_bias = float(net.idle_score.bias.detach()[0])
         self.autoregressive = net.config["autoregressive"]
+        self.hinted = net.hint_embed is not None
         self.row_skip = net.row_skip.weight.detach().numpy()[0].copy()
         self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
+        self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
+        self.edf_idle = float(net.edf_idle.detach()[0])
 
     def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
@@ -197,15 +220,19 @@ class NumpyTurnHead:
         if last >= 0:
             own[last] = 1.0
         per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
-        plan_nodes, plan_rank = encoding.plan_np
-        wanted = (plan_nodes - np.round(chosen * layout.num_nodes) > 0.5).astype(np.float32)
+        plan_nodes, plan_rank, deadline_rank, gate = encoding.hints_np
+        taken = np.round(chosen * layout.num_nodes)
+        wanted = (plan_nodes - taken > 0.5).astype(np.float32)
         hint_rows = np.stack([wanted, own * wanted, plan_rank * wanted], axis=1)
         per_row = np.concatenate([np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
         hidden = encoding.projected_np + (per_row @ self.turn_rows + per_node @ self.turn_node)
-        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias + hint_rows @ self.row_skip
+        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
         any_wanted = float(wanted.max(initial=0.0))
         idle_in = np.concatenate([encoding.pooled_np, per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
         idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
-        idle += self.idle_skip * any_wanted
+        if self.hinted:
+            edf_rows = np.stack([taken, deadline_rank, own], axis=1)
+            scores = scores + gate * (hint_rows @ self.row_skip) + (1.0 - gate) * (edf_rows @ self.edf_skip)
+            idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
         logits = np.concatenate([[idle], scores]).astype(np.float32)
         return np.where(mask > 0.5, logits, -np.inf)

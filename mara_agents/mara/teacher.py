@@ -9,6 +9,12 @@ its own forecast columns; so the forecaster ablations change what the student se
 
 ``srw`` is the default teacher. Cloning the clairvoyant ``oracle`` was tried and is worse: the student
 cannot see what the oracle decides on (0.556 on 10 validation seeds against 0.688 for the srw clone).
+
+``best`` (the generalist's teacher) is, episode by episode, whichever of ``srw`` and ``edf`` completes
+more of that very episode: at its reset it plays both on the episode's settings and seed, then labels
+with the winner (ties go to ``srw``). Neither planner leads everywhere (``edf`` wins on ``rl`` curves,
+``srw`` at the ``train`` load on most others), so the student has to learn from the observation which
+to follow; it never sees the teacher's choice.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ import numpy as np
 from mara_agents.base import requirements_of
 from mara_env import forecast
 from mara_env.config import DEFAULTS
-from mara_env.env import raw_env
+from mara_env.env import live_turns, raw_env
 from mara_env.forecast.features import ForecastFeatures
 from mara_env.observation import layout_of
 
-TEACHERS = ("oracle", "srw", "lara")
+TEACHERS = ("oracle", "srw", "lara", "best")
+BEST_OF = ("srw", "edf")  # the candidates of the ``best`` teacher, ties to the first
 
 
 class Teacher:
@@ -36,36 +43,67 @@ class Teacher:
         ``K_max`` of the env it labels.
     env_forecaster:
         The forecaster of the env it labels; the teacher brings its own when it needs another.
+    env_kwargs:
+        The settings of the env it labels (``best`` plays its candidates on them at every reset).
     """
 
     def __init__(
-        self, name: str = "srw", max_tasks: int = DEFAULTS.max_tasks, env_forecaster: str | None = DEFAULTS.forecaster
+        self,
+        name: str = "srw",
+        max_tasks: int = DEFAULTS.max_tasks,
+        env_forecaster: str | None = DEFAULTS.forecaster,
+        env_kwargs: dict | None = None,
     ) -> None:
-        from mara_agents.registry import make
-
         if name not in TEACHERS:
             raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {name!r}")
-        self.name = name
+        if name == "best" and env_kwargs is None:
+            raise ValueError("the 'best' teacher plays its candidates on the env's settings: pass env_kwargs")
+        self.name, self.max_tasks, self.env_forecaster = name, max_tasks, env_forecaster
+        self.env_kwargs = env_kwargs
+        self._use(BEST_OF[0] if name == "best" else name)
+
+    def _use(self, name: str) -> None:
+        """Label with the planner ``name`` (bringing its own forecasts if the env's are not the ones it reads)."""
+        from mara_agents.registry import make
+
+        self.chosen = name
         self.scheduler = make(name)
         needs = requirements_of(self.scheduler)
         wanted = needs.forecaster or (DEFAULTS.forecaster if needs.reads_forecasts else None)
-        own = wanted is not None and wanted != env_forecaster
-        self._truth = ForecastFeatures(forecast.make(wanted), max_tasks) if own else None
+        own = wanted is not None and wanted != self.env_forecaster
+        self._truth = ForecastFeatures(forecast.make(wanted), self.max_tasks) if own else None
         self._slot = -1
         self._features: np.ndarray | None = None
 
     @classmethod
     def for_env(cls, name: str, env_kwargs: dict) -> Teacher:
         """A teacher for envs built with ``raw_env(**env_kwargs)``."""
-        return cls(
-            name, env_kwargs.get("max_tasks", DEFAULTS.max_tasks), env_kwargs.get("forecaster", DEFAULTS.forecaster)
-        )
+        max_tasks = env_kwargs.get("max_tasks", DEFAULTS.max_tasks)
+        return cls(name, max_tasks, env_kwargs.get("forecaster", DEFAULTS.forecaster), env_kwargs)
 
     def reset(self, seed: int | None = None) -> None:
+        if self.name == "best":
+            self._use(self._best_for(seed))
         self.scheduler.reset(seed)
         if self._truth is not None:
             self._truth.reset()
         self._slot = -1
+
+    def _best_for(self, seed: int | None) -> str:
+        """The candidate that completes the most of the episode with ``seed`` (ties to the first)."""
+        from mara_agents.registry import make
+
+        rates = []
+        for name in BEST_OF:
+            player = make(name)
+            blind = not requirements_of(player).reads_forecasts  # edf: no forecasts to compute
+            env = raw_env(**{**self.env_kwargs, "shaping": False, **({"forecaster": "none"} if blind else {})})
+            env.reset(seed=seed)
+            player.reset(seed)
+            for agent in live_turns(env):
+                env.step(player.act(env.observe(agent), agent))
+            rates.append(env.sim.metrics()["completion_rate"])
+        return BEST_OF[int(np.argmax(rates))]
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
