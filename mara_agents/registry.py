@@ -42,8 +42,17 @@ def make_mara(**kwargs) -> Scheduler:
     return MARAScheduler(kwargs.pop("checkpoint", SHIPPED_CHECKPOINT), **kwargs)
 
 
+def make_mara_generalist(**kwargs) -> Scheduler:
+    """The generalist MARA policy (trained over cluster sizes, workloads, loads and arrival processes;
+    it reads the srw plan and the deadline order as hints); ``checkpoint=`` names another one."""
+    from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
+
+    return MARAScheduler(kwargs.pop("checkpoint", GENERALIST_CHECKPOINT), **kwargs)
+
+
 SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
     "mara": make_mara,
+    "mara_generalist": make_mara_generalist,
     "random": RandomScheduler,
     "round_robin": RoundRobinScheduler,
     "uniform": UniformScheduler,

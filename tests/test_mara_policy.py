@@ -128,6 +128,20 @@ def test_shipped_checkpoint_is_registered_as_mara_and_plays():
     assert not sampled.deterministic
 
 
+def test_shipped_generalist_plays_any_cluster_size():
+    from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT
+    from mara_agents.mara.slot_network import SlotMARANet
+
+    assert GENERALIST_CHECKPOINT.stat().st_size < 10 * 1024 * 1024
+    scheduler = mara_agents.make("mara_generalist")
+    assert isinstance(scheduler.net, SlotMARANet) and scheduler.net.config["planner_hints"]
+    assert scheduler.requirements.forecaster == "flow"
+    for nodes, rows in [(3, 8), (12, 40)]:
+        record = mara_agents.evaluate(scheduler, [1], num_nodes=nodes, max_tasks=rows, horizon=40)[0]
+        assert record["completed"] + record["expired"] <= record["arrived"] and record["arrived"] > 0
+        assert record["invalid_actions"] == 0 and record["completed"] > 0
+
+
 def test_importing_the_agents_does_not_load_torch():
     code = "import sys, mara_agents; mara_agents.make('lara'); print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

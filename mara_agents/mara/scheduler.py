@@ -16,6 +16,8 @@ from mara_env.observation import layout_of
 from mara_env.torch_threads import torch_threads
 
 SHIPPED_CHECKPOINT = Path(__file__).parent / "weights" / "mara.pt"
+# The generalist: trained over a distribution of clusters and workloads (train_mara.py --generalist).
+GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist.pt"
 
 
 class MARAScheduler:
