@@ -5,11 +5,13 @@
 
 For each workload, load and cluster size ``M`` (``K_max = max(16, 2M)``) every agent plays the same
 seeds (50 where ``M <= 8``, ``--big-seeds`` above) with ``run_bench`` (one resumable folder per size
-under ``--bench-dir``). Per cell the report gives MARA's completion rate, the best other non-oracle
-scheduler's, their difference paired by seed (95% t-interval), MARA's and edf's utilisation, and the
-LP ceiling; the last lines are the mean of the paired differences over all cells and a trace-replay
-row (``--trace``, a bursty heavy-tailed trace made with ``examples/traces/make_example_trace.py``).
-Writes the markdown report and the raw records as JSON beside it.
+under ``--bench-dir``). MARA is ``--mara`` (by default the generalist, ``mara_generalist``; the
+single-scenario ``mara`` is then one of the others). Per cell the report gives MARA's completion rate,
+the best other non-oracle scheduler's, their difference paired by seed (95% t-interval), MARA's and
+edf's utilisation, and the LP ceiling; the last lines are the mean of the paired differences over all
+cells and a trace-replay row (``--trace``, a bursty heavy-tailed trace made with
+``examples/traces/make_example_trace.py``). Writes the markdown report and the raw records as JSON
+beside it.
 """
 
 from __future__ import annotations
@@ -35,24 +37,26 @@ def table_size(nodes: int) -> int:
     return max(16, 2 * nodes)
 
 
-def cell_row(results: dict, key: tuple[str, str, str], agents: list[str]) -> tuple[list[str], dict | None]:
-    """One report row for (workload, load, M) and MARA's paired difference to the best other scheduler."""
+def cell_row(
+    results: dict, key: tuple[str, str, str], agents: list[str], mara: str = "mara"
+) -> tuple[list[str], dict | None]:
+    """One report row for (workload, load, M) and ``mara``'s paired difference to the best other scheduler."""
     workload, load, nodes = key
     runs = {a: results[(a, workload, load, nodes)] for a in agents if (a, workload, load, nodes) in results}
     rates = {a: [r["completion_rate"] for r in recs] for a, recs in runs.items()}
-    others = [a for a in rates if a != "mara" and a not in NON_ORACLE]
+    others = [a for a in rates if a != mara and a not in NON_ORACLE]
     best = max(others, key=lambda a: np.mean(rates[a]))
-    diff = paired_difference(rates["mara"], rates[best]) if "mara" in rates else None
-    util = {a: mean_ci95([r["utilisation"] for r in runs[a]])[0] for a in ("mara", "edf") if a in runs}
+    diff = paired_difference(rates[mara], rates[best]) if mara in rates else None
+    util = {a: mean_ci95([r["utilisation"] for r in runs[a]])[0] for a in (mara, "edf") if a in runs}
     ceiling = mean_ci95([r["upper_bound_rate"] for r in runs[best]])[0]
     row = [
         workload,
         load,
         str(nodes),
-        f"{np.mean(rates['mara']):.3f}" if "mara" in rates else "n/a",
+        f"{np.mean(rates[mara]):.3f}" if mara in rates else "n/a",
         f"{best} {np.mean(rates[best]):.3f}",
         format_mean_ci(diff, digits=1, scale=100, signed=True, unit=" pp"),
-        f"{util.get('mara', float('nan')):.2f}",
+        f"{util.get(mara, float('nan')):.2f}",
         f"{util.get('edf', float('nan')):.2f}",
         f"{ceiling:.3f}",
     ]
@@ -88,7 +92,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", nargs="+", default=list(mara_agents.SCHEDULERS))
     parser.add_argument(
-        "--mara", default="mara", help="the agent spec that stands for MARA (e.g. mara:runs/x/checkpoint.pt)"
+        "--mara",
+        default="mara_generalist",
+        help="the agent spec compared with all the others (default the generalist; mara:PATH for a checkpoint); "
+        "every other agent of --agents, the single-scenario `mara` included, is one of the others",
     )
     parser.add_argument("--workloads", nargs="+", default=sorted(WORKLOADS))
     parser.add_argument("--loads", nargs="+", default=list(LOAD_PRESETS))
@@ -103,25 +110,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--bench-dir", type=Path, default=Path("runs/generalisation"), help="run_bench's folders")
     args = parser.parse_args()
-    if "mara" not in args.agents:
-        parser.error("the table compares mara with the others: --agents must include mara")
-    args.agents = [args.mara if agent == "mara" else agent for agent in args.agents]
+    args.agents = list(dict.fromkeys([*args.agents, args.mara]))
     start = time.perf_counter()
     results = run_sizes(args)
     if args.trace is not None:
         results.update(run_trace(args))
-    results = {("mara" if a == args.mara else a, *rest): recs for (a, *rest), recs in results.items()}
-    args.agents = ["mara" if agent == args.mara else agent for agent in args.agents]
     keys = list(dict.fromkeys((w, load, m) for (_, w, load, m) in results))
     rows, diffs = [], []
     for key in keys:
-        row, diff = cell_row(results, key, args.agents)
+        row, diff = cell_row(results, key, args.agents, args.mara)
         rows.append(row)
         diffs.append(diff)
     means = [d["mean"] for d in diffs if d is not None]
     below = sum(d["mean"] + d["ci95"] < 0 for d in diffs if d is not None and np.isfinite(d["ci95"]))
     note = (
-        f"Completion rate (mean over seeds; test-split curves, Poisson arrivals unless a trace, {args.horizon} "
+        f"MARA is `{args.mara}`. Completion rate (mean over seeds; test-split curves, Poisson arrivals unless "
+        f"a trace, {args.horizon} "
         f"slots, K_max = max(16, 2M)). 'best other' is the non-oracle scheduler with the highest mean in the "
         f"cell; the paired difference is per seed, in percentage points (95% t-interval); 'ceiling' is the LP "
         f"bound per arrived task. Mean of the paired differences over the {len(means)} cells: "
