@@ -25,7 +25,8 @@ def shipped_blob() -> dict:
 def test_every_shipped_file_matches_the_manifest():
     assert integrity.check_all() == []
     listed = integrity.read_manifest()
-    assert set(listed) == {"mara_agents/mara/weights/mara.pt", "mara_env/forecast/weights/flow.pt"}
+    weights = {"mara_agents/mara/weights/mara.pt", "mara_agents/mara/weights/mara_generalist.pt"}
+    assert set(listed) == {*weights, "mara_env/forecast/weights/flow.pt"}
     assert integrity.main([]) == 0
 
 
