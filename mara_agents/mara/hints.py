@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mara_agents.srw import SRWScheduler
 from mara_env.observation import decode
 
 HINT_FEATURES = ("plan_share", "plan_rank", "deadline_rank")
@@ -31,8 +32,6 @@ def planner_hints(vectors: np.ndarray) -> np.ndarray:
 
     Raises ``ValueError`` for observations without forecast features (``srw`` plans on them).
     """
-    from mara_agents.srw import SRWScheduler  # the planner; imported here to keep import order simple
-
     planner = SRWScheduler()
     vectors = np.asarray(vectors, dtype=np.float32)
     out: np.ndarray | None = None
