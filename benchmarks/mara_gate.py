@@ -6,7 +6,7 @@ The hinted slot actor mixes two skip paths, one playing ``srw``'s rule and one `
 in [0, 1] read from the slot's encoding (1: all ``srw``). This plays the shipped ``mara_generalist``
 on test-split episodes and reports the gate's mean and 10th/90th percentiles over the slots that
 had a task, per workload and ``M``, beside which of ``srw`` and ``edf`` completes more there
-(``docs/results/generalisation.md``). It reads the gate through the scheduler's cached slot encoding.
+(``docs/results/generalisation.md``). It reads the gate from the scheduler's ``slot_encoding``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def gates(workload: str, nodes: int, seeds: list[int], horizon: int) -> list[flo
         for agent in live_turns(env):
             observation = env.observe(agent)
             env.step(policy.act(observation, agent))
-            encoding = policy._slot[1]  # the slot's encoding, made at its first turn
+            encoding = policy.slot_encoding  # made at the slot's first turn, shared by its nodes
             if encoding is not last:
                 if observation["action_mask"][1:].any():  # a slot with a task to choose
                     values.append(float(encoding.gate[0, 0]))

@@ -62,6 +62,11 @@ class MARAScheduler:
         self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
         self._slot: tuple[np.ndarray, SlotEncoding] | None = None  # a slot-encoding net's current slot
 
+    @property
+    def slot_encoding(self) -> SlotEncoding | None:
+        """The current slot's encoding (a slot-encoding network only; ``None`` before the first turn)."""
+        return None if self._slot is None else self._slot[1]
+
     def act(self, observation: dict, agent: str) -> int:
         vector = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.float32)

@@ -36,7 +36,7 @@ from torch import nn
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, make_critic, orthogonal, own_row
 from mara_env.config import DEFAULTS
-from mara_env.observation import GLOBAL_FEATURES, NODE_FEATURES, ROW_FEATURES, layout_of
+from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES, layout_of
 
 SLOT_CONTEXT = tuple(name for name in GLOBAL_FEATURES if name != "free_nodes")
 _SLOT_CONTEXT_INDEX = [GLOBAL_FEATURES.index(name) for name in SLOT_CONTEXT]
@@ -45,6 +45,7 @@ _CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 _NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 _NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
 _LAST_ACTION = NODE_FEATURES.index("last_action")
+_NUM_NODES = HEADER.index("num_nodes")  # every vector's header says its M (padded batches mix clusters)
 HINT_ROW_INPUTS = 3  # the plan wants a node here, ... and it is this node's own row, ... times the row's rank
 EDF_ROW_INPUTS = 3  # nodes that chose the row this slot, its deadline rank, own row
 TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, then the hint inputs (0 without hints)
@@ -149,7 +150,7 @@ class SlotMARANet(nn.Module):
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
             row_tokens, gate = row_tokens + self.hint_embed(hints), torch.sigmoid(self.gate(pooled))
-        plan_nodes = torch.round(hints[..., 0] * observation[:, 2:3])  # share x M (the header's third value)
+        plan_nodes = torch.round(hints[..., 0] * observation[:, _NUM_NODES, None])  # plan share x M
         return SlotEncoding(self.row_hidden(row_tokens), pooled, plan_nodes, hints[..., 1], hints[..., 2], gate)
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -158,7 +159,7 @@ class SlotMARANet(nn.Module):
         node, globals_, rows, _ = layout.split_observation(observation)
         chosen = rows[..., _CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
         own = own_row(node, layout.max_tasks)
-        wanted = (encoding.plan_nodes - torch.round(chosen * observation[:, 2:3]) > 0.5).float()
+        wanted = (encoding.plan_nodes - torch.round(chosen * observation[:, _NUM_NODES, None]) > 0.5).float()
         hint_rows = torch.stack([wanted, own * wanted, encoding.plan_rank * wanted], dim=-1)
         per_row = torch.cat([torch.stack([chosen, own, rows[..., _NODES_LAST_SLOT]], dim=-1), hint_rows], dim=-1)
         per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
@@ -170,7 +171,7 @@ class SlotMARANet(nn.Module):
         idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
         if self.hint_embed is not None:  # the gated skip paths: srw's rule and edf's rule
             gate = encoding.gate
-            taken = torch.round(chosen * observation[:, 2:3])
+            taken = torch.round(chosen * observation[:, _NUM_NODES, None])
             edf_rows = torch.stack([taken, encoding.deadline_rank, own], dim=-1)
             scores = scores + gate * self.row_skip(hint_rows).squeeze(-1)
             scores = scores + (1.0 - gate) * self.edf_skip(edf_rows).squeeze(-1)
