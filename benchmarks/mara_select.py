@@ -33,7 +33,12 @@ SCENARIOS = {
 
 
 def _play(job: tuple[str, str, int, int]) -> tuple[str, str, float]:
-    """One (agent, scenario, seed) episode's completion rate."""
+    """One (agent, scenario, seed) episode's completion rate, on a fresh env and scheduler.
+
+    Not through ``run_bench``: a bench cell plays its seeds one after another on one env, and the flow
+    forecaster's sampling noise is not reseeded by ``reset(seed)``, so an episode's result there
+    depends on the episodes before it. Here every episode stands alone.
+    """
     from mara_agents.evaluation import evaluate
 
     spec, scenario, seed, horizon = job

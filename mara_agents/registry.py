@@ -32,22 +32,25 @@ from mara_agents.srw import SRWScheduler
 CHECKPOINT_SUFFIXES = (".pt", ".pth")
 
 
-def make_mara(**kwargs) -> Scheduler:
-    """The MARA policy from the shipped checkpoint (``checkpoint=`` names another one).
+def _shipped_mara(which: str, kwargs: dict) -> Scheduler:
+    """A MARA policy from the shipped checkpoint ``which`` (``checkpoint=`` names another one).
 
     Imported here, not at the top, so that ``import mara_agents`` does not load torch.
     """
-    from mara_agents.mara.scheduler import SHIPPED_CHECKPOINT, MARAScheduler
+    from mara_agents.mara import scheduler
 
-    return MARAScheduler(kwargs.pop("checkpoint", SHIPPED_CHECKPOINT), **kwargs)
+    return scheduler.MARAScheduler(kwargs.pop("checkpoint", getattr(scheduler, which)), **kwargs)
+
+
+def make_mara(**kwargs) -> Scheduler:
+    """The MARA policy trained at one scenario (8 nodes, synthetic, the train load)."""
+    return _shipped_mara("SHIPPED_CHECKPOINT", kwargs)
 
 
 def make_mara_generalist(**kwargs) -> Scheduler:
     """The generalist MARA policy (trained over cluster sizes, workloads, loads and arrival processes;
-    it reads the srw plan and the deadline order as hints); ``checkpoint=`` names another one."""
-    from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
-
-    return MARAScheduler(kwargs.pop("checkpoint", GENERALIST_CHECKPOINT), **kwargs)
+    it reads the srw plan and the deadline order as hints)."""
+    return _shipped_mara("GENERALIST_CHECKPOINT", kwargs)
 
 
 SCHEDULERS: dict[str, Callable[..., Scheduler]] = {

@@ -91,13 +91,15 @@ class Teacher:
 
     def _best_for(self, seed: int | None) -> str:
         """The candidate that completes the most of the episode with ``seed`` (ties to the first)."""
+        from mara_agents.evaluation import env_config
         from mara_agents.registry import make
 
+        # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
+        settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
         rates = []
         for name in BEST_OF:
             player = make(name)
-            blind = not requirements_of(player).reads_forecasts  # edf: no forecasts to compute
-            env = raw_env(**{**self.env_kwargs, "shaping": False, **({"forecaster": "none"} if blind else {})})
+            env = raw_env(**env_config(player, {**settings, "shaping": False}))
             env.reset(seed=seed)
             player.reset(seed)
             for agent in live_turns(env):
