@@ -51,6 +51,11 @@ def parse_args() -> argparse.Namespace:
         "--no-hints", action="store_true", help="(--generalist) do not give the actor the srw plan of each slot"
     )
     parser.add_argument(
+        "--rule-start",
+        action="store_true",
+        help="(--generalist) start the actor's skip paths at srw's and edf's rules, mixed by its gate",
+    )
+    parser.add_argument(
         "--architecture",
         choices=["joint", "slot"],
         help="actor: joint (a transformer pass per turn) or slot (slot encoded once; fast at scale)",
@@ -93,6 +98,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240} if args.quick else {}
         config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
+        config.rule_start = args.rule_start and config.planner_hints
         if args.teacher is None:  # episode by episode, the better of srw and edf (mara_agents.mara.teacher)
             config.teacher = "best"
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)

@@ -108,19 +108,15 @@ def test_a_hinted_checkpoint_round_trips_and_the_joint_actor_refuses_hints(tmp_p
 
 
 def _hand_set(gate_bias: float) -> SlotMARANet:
-    """A hinted actor whose tanh paths are off: the srw path scores staying on the own row 10 + 5 + 3
-    rank, another wanted row 10 + 3 rank, idle 5 - 10 while the plan wants a node and 5 after; the edf
-    path scores a row -10 per node already on it + 3 deadline rank + 0.01 if it is the own row, and
-    never idles. The gate's bias picks the path."""
+    """A hinted actor at its rule start (SlotMARANet.start_at_rules) with the tanh paths off: the srw
+    path scores staying on the own row 10 + 5 + 3 rank, another wanted row 10 + 3 rank, idle 5 - 10
+    while the plan wants a node and 5 after; the edf path scores a row -10 per node already on it + 3
+    deadline rank + 0.01 if it is the own row, and idles at 5 - 100. The gate's bias picks the path."""
     net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True).eval()
+    net.start_at_rules()
     with torch.no_grad():
         net.row_score.weight.zero_()
         net.idle_score.weight.zero_()
-        net.idle_score.bias.fill_(5.0)
-        net.row_skip.weight.copy_(torch.tensor([[10.0, 5.0, 3.0]]))
-        net.idle_skip.weight.fill_(-10.0)
-        net.edf_skip.weight.copy_(torch.tensor([[-10.0, 3.0, 0.01]]))
-        net.edf_idle.fill_(-1000.0)
         net.gate.bias.fill_(gate_bias)
     return net
 
@@ -135,3 +131,8 @@ def test_the_skip_paths_alone_can_play_srw_or_edf(teacher):
         with torch.no_grad():
             encoding = net.encode(torch.as_tensor(vector)[None])
         assert int(np.argmax(head.logits(encoding, vector, mask))) == action
+
+
+def test_the_rule_start_needs_the_hints():
+    with pytest.raises(ValueError, match="planner_hints=True"):
+        SlotMARANet(width=16, layers=1, heads=2).start_at_rules()

@@ -63,6 +63,7 @@ class PPOConfig:
     layers: int = 2
     autoregressive: bool = True
     planner_hints: bool = False  # the slot actor reads the srw plan of each slot (mara_agents.mara.hints)
+    rule_start: bool = False  # hinted slot actor: skip paths start at srw's and edf's rules (start_at_rules)
     scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors
     architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
@@ -172,6 +173,8 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
             "planner_hints": config.planner_hints,
         }
     )
+    if config.rule_start:
+        net.start_at_rules()
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
     out.mkdir(parents=True, exist_ok=True)

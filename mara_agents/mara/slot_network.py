@@ -137,6 +137,26 @@ class SlotMARANet(nn.Module):
         nn.init.zeros_(self.gate.bias)
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
+    def start_at_rules(self) -> None:
+        """Set the skip paths to hand-made rules, so the actor starts as a gated mix of srw and edf.
+
+        The srw path scores a row the plan still wants 10, plus 5 if it is the node's own row, plus 3 x
+        its plan rank, and idling -10 while the plan wants a node (the idle bias of 5 then makes idling
+        the choice once the plan is filled); the edf path scores a row -10 per node already on it plus
+        3 x its deadline rank plus 0.01 if it is the node's own row, and idling -100. With the gate at
+        1 (0) the actor plays srw's (edf's) decisions whenever the tanh paths are off. Zero-initialised
+        skip paths stay small under cloning (0.06-0.20 in the first generalist), so the gate never
+        mattered; starting them at the rules leaves cloning and PPO to learn when to follow which.
+        """
+        if self.hint_embed is None:
+            raise ValueError("start_at_rules needs the planner hints (a network built with planner_hints=True)")
+        with torch.no_grad():
+            self.idle_score.bias.fill_(5.0)
+            self.row_skip.weight.copy_(torch.tensor([[10.0, 5.0, 3.0]]))
+            self.idle_skip.weight.fill_(-10.0)
+            self.edf_skip.weight.copy_(torch.tensor([[-10.0, 3.0, 0.01]]))
+            self.edf_idle.fill_(-100.0)
+
     # ------------------------------------------------------------------ actor
     def encode(self, observation: torch.Tensor) -> SlotEncoding:
         """The slot's shared encoding from observation vectors (any node's, any turn of the slot)."""
