@@ -1,6 +1,7 @@
 """Where the generalist follows srw and where edf: its per-slot gate, by workload and cluster size.
 
     python benchmarks/mara_gate.py --out docs/results/mara_gate.md
+    python benchmarks/mara_gate.py --checkpoint runs/mara_generalist/checkpoint.pt   # any hinted checkpoint
 
 The hinted slot actor mixes two skip paths, one playing ``srw``'s rule and one ``edf``'s, with a gate
 in [0, 1] read from the slot's encoding (1: all ``srw``). This plays the shipped ``mara_generalist``
@@ -25,9 +26,9 @@ from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
 
 
-def gates(workload: str, nodes: int, seeds: list[int], horizon: int) -> list[float]:
-    """The gate of every slot with at least one task, over ``seeds``."""
-    policy = mara_agents.make("mara_generalist")
+def gates(workload: str, nodes: int, seeds: list[int], horizon: int, checkpoint: str | None = None) -> list[float]:
+    """The gate of every slot with at least one task, over ``seeds`` (the shipped generalist by default)."""
+    policy = mara_agents.make("mara_generalist", **({"checkpoint": checkpoint} if checkpoint else {}))
     settings = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "workload": workload, "horizon": horizon}
     env = mara_env.raw_env(**env_config(policy, settings))
     values: list[float] = []
@@ -52,18 +53,20 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=[4, 32])
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--horizon", type=int, default=150)
+    parser.add_argument("--checkpoint", help="a hinted MARA checkpoint instead of the shipped generalist")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_gate"))
     args = parser.parse_args()
     start = time.perf_counter()
     rows, records = [], {}
     for nodes in args.sizes:
         for workload in args.workloads:
-            values = np.asarray(gates(workload, nodes, list(range(args.seeds)), args.horizon))
+            values = np.asarray(gates(workload, nodes, list(range(args.seeds)), args.horizon, args.checkpoint))
             records[f"{workload}/M{nodes}"] = values.tolist()
             p10, p90 = np.percentile(values, [10, 90])
             rows.append([workload, str(nodes), str(values.size), f"{values.mean():.2f}", f"{p10:.2f}", f"{p90:.2f}"])
+    which = f"`{args.checkpoint}`" if args.checkpoint else "the shipped `mara_generalist`"
     note = (
-        f"Gate of the shipped `mara_generalist` (1 = the srw path, 0 = the edf path) over the slots with a "
+        f"Gate of {which} (1 = the srw path, 0 = the edf path) over the slots with a "
         f"task; test-split curves, train load, seeds 0..{args.seeds - 1}, {args.horizon} slots, "
         f"K_max = max(16, 2M); {time.perf_counter() - start:.0f} s."
     )

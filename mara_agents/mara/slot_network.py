@@ -228,9 +228,20 @@ class NumpyTurnHead:
         self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
         self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
         self.edf_idle = float(net.edf_idle.detach()[0])
+        self._width = net.config["width"]
+        self._slot: tuple[SlotEncoding | None, tuple] = (None, ())
+
+    def _slot_parts(self, encoding: SlotEncoding) -> tuple:
+        """The slot's numpy parts, converted once per slot (every node's turn reads them): projected rows,
+        the idle layer's pooled term, plan nodes, plan rank, deadline rank and gate."""
+        if self._slot[0] is not encoding:
+            pooled_term = encoding.pooled_np @ self.idle_weight[: self._width] + self.idle_bias
+            self._slot = (encoding, (encoding.projected_np, pooled_term, *encoding.hints_np))
+        return self._slot[1]
 
     def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
+        projected, pooled_term, plan_nodes, plan_rank, deadline_rank, gate = self._slot_parts(encoding)
         layout = layout_of(vector)
         k = layout.max_tasks
         node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
@@ -241,16 +252,15 @@ class NumpyTurnHead:
         if last >= 0:
             own[last] = 1.0
         per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
-        plan_nodes, plan_rank, deadline_rank, gate = encoding.hints_np
         taken = np.round(chosen * layout.num_nodes)
         wanted = (plan_nodes - taken > 0.5).astype(np.float32)
         hint_rows = np.stack([wanted, own * wanted, plan_rank * wanted], axis=1)
         per_row = np.concatenate([np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
-        hidden = encoding.projected_np + (per_row @ self.turn_rows + per_node @ self.turn_node)
+        hidden = projected + (per_row @ self.turn_rows + per_node @ self.turn_node)
         scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
         any_wanted = float(wanted.max(initial=0.0))
-        idle_in = np.concatenate([encoding.pooled_np, per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
-        idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
+        idle_in = np.concatenate([per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
+        idle = np.tanh(pooled_term + idle_in @ self.idle_weight[self._width :]) @ self.idle_score + self.idle_score_bias
         if self.hinted:
             edf_rows = np.stack([taken, deadline_rank, own], axis=1)
             scores = scores + gate * (hint_rows @ self.row_skip) + (1.0 - gate) * (edf_rows @ self.edf_skip)
