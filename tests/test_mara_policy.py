@@ -247,3 +247,11 @@ def test_worker_pool_spreads_copies_and_labels_turns():
                 assert mask[label] == 1 and obs.shape == (mara_env.observation.layout_of(obs).size,)
     finally:
         pool.close()
+
+
+def test_generalist_ablation_bench_names_a_malformed_or_missing_variant(tmp_path):
+    script = str(ROOT / "benchmarks" / "mara_generalist_ablations.py")
+    for variant, message in [("wls", "NAME=CHECKPOINT"), (f"wls={tmp_path / 'no.pt'}", "no checkpoint file")]:
+        command = [sys.executable, script, "--variants", variant]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
