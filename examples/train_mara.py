@@ -44,7 +44,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--warm-start-epochs", type=int, help="cloning epochs (default: the config's; 12 for the slot actor)"
     )
-    parser.add_argument("--forecaster", choices=["none", "wls", "dkf", "flow"], help="the policy's forecast features")
+    parser.add_argument(
+        "--forecaster", choices=["none", "wls", "dkf", "flow", "flow_fixed"], help="the policy's forecast features"
+    )
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
     parser.add_argument("--non-autoregressive", action="store_true", help="hide earlier nodes' choices from the actor")
     parser.add_argument(

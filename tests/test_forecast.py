@@ -227,3 +227,28 @@ def test_sample_quantiles_match_numpy():
 
     x = np.random.default_rng(0).exponential(size=(5, 32))
     np.testing.assert_allclose(sample_quantiles(x), np.quantile(x, [0.1, 0.5, 0.9], axis=1).T)
+
+
+def test_flow_fixed_forecasts_depend_on_the_history_alone():
+    """Common random numbers: the same task gets the same forecast at every call and whatever the
+    other tasks of the batch, where plain flow redraws its noise at each call."""
+    work = np.arange(1, 21, dtype=float)
+    histories = [(work, 2.0 * work**-0.3), (work[:10], 2.2 * work[:10] ** -0.3)]
+    fixed = forecast.make("flow_fixed")
+    first = fixed.predict(histories, [0.8, 0.9]).remaining
+    np.testing.assert_array_equal(fixed.predict(histories[::-1], [0.9, 0.8]).remaining, first[::-1])
+    # alone in its batch: equal up to float32 rounding (the network's products change with batch size)
+    np.testing.assert_allclose(fixed.predict(histories[:1], [0.8]).remaining, first[:1], rtol=1e-5)
+    plain = forecast.make("flow")
+    assert not np.array_equal(
+        plain.predict(histories, [0.8, 0.9]).remaining, plain.predict(histories, [0.8, 0.9]).remaining
+    )
+
+
+def test_an_env_with_flow_fixed_replays_a_seed_after_other_episodes():
+    from mara_agents.evaluation import evaluate
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "forecaster": "flow_fixed"}
+    alone = evaluate("srw", [3], **settings)[0]
+    after = evaluate("srw", [1, 3], **settings)[1]
+    assert alone["completed"] == after["completed"] and alone["return"] == after["return"]

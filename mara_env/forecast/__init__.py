@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from mara_env.forecast.base import MAX_REMAINING, QUANTILES, Forecast, Forecaster, clean_history, unknown
 from mara_env.forecast.dkf import DKFForecaster
-from mara_env.forecast.flow import FlowForecaster
+from mara_env.forecast.flow import FixedNoiseFlowForecaster, FlowForecaster
 from mara_env.forecast.oracle import OracleForecaster
 from mara_env.forecast.wls import WLSForecaster
 
@@ -18,6 +18,7 @@ FORECASTERS: dict[str, Callable[..., Forecaster]] = {
     "dkf": DKFForecaster,
     "oracle": OracleForecaster,
     "flow": FlowForecaster,  # imports torch when first made
+    "flow_fixed": FixedNoiseFlowForecaster,  # flow with common random numbers: deterministic forecasts
 }
 
 

@@ -137,6 +137,11 @@ class FlowForecaster:
         Euler steps of the sampler.
     seed:
         Seed of the sampler's noise (each call draws fresh noise from this generator).
+    fixed_noise:
+        Start every task's trajectories from the same ``samples`` noise vectors, drawn once from
+        ``seed`` (common random numbers): a forecast is then a function of the task's history alone,
+        the same at every call and in every episode, instead of jittering by the sampling noise from
+        one slot to the next. Registered as the forecaster ``flow_fixed``.
     threads:
         Torch CPU threads while sampling (restored after each call). The batches are small, so
         one thread is fastest, and more threads only contend with other processes.
@@ -158,11 +163,17 @@ class FlowForecaster:
         seed: int = 0,
         threads: int = 1,
         calibrated: bool = True,
+        fixed_noise: bool = False,
     ) -> None:
+        import torch
+
         from mara_env.forecast.flow_net import load_flow_net
 
         net = load_flow_net(Path(weights) if weights else WEIGHTS)
         self._setup(net, samples, steps, seed, threads, net.calibration if calibrated else None)
+        if fixed_noise:
+            self.name = "flow_fixed"
+            self.fixed_noise = torch.randn(self.samples, GRID, generator=torch.Generator().manual_seed(seed))
 
     @classmethod
     def from_net(cls, net, samples: int = 32, steps: int = 6, seed: int = 0, calibration: dict | None = None):
@@ -178,6 +189,7 @@ class FlowForecaster:
         self.head = from_stored(calibration) if calibration and calibration.get("kind") == KIND else None
         self.samples, self.steps, self.threads = int(samples), int(steps), int(threads)
         self.generator = torch.Generator().manual_seed(seed)
+        self.fixed_noise: torch.Tensor | None = None
 
     def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast:
         targets = validate_targets(histories, targets)
@@ -257,6 +269,14 @@ class FlowForecaster:
         n, s = conditions.shape[0], self.samples
         with torch_threads(self.threads), torch.inference_mode():
             cond = self.net.condition(torch.as_tensor(conditions, dtype=torch.float32))
-            x = torch.randn(n * s, GRID, generator=self.generator)
+            if self.fixed_noise is None:
+                x = torch.randn(n * s, GRID, generator=self.generator)
+            else:  # the same noise for every task (rows k*s .. k*s+s-1 are task k's)
+                x = self.fixed_noise.repeat(n, 1)
             x = self.net.integrate(x, cond.repeat_interleave(s, dim=0), self.steps)
         return x.numpy().reshape(n, s, GRID)
+
+
+def FixedNoiseFlowForecaster(**kwargs) -> FlowForecaster:  # noqa: N802 (a registry factory, named like a class)
+    """The ``flow_fixed`` forecaster: :class:`FlowForecaster` with ``fixed_noise=True``."""
+    return FlowForecaster(**{**kwargs, "fixed_noise": True})
