@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -80,6 +81,14 @@ class SlowEDF(EDFScheduler):
     short enough that an interrupted bench winds down within the tests' timeouts (at 30 s it did not)."""
 
     def act(self, observation: dict, agent: str) -> int:
+        # With HOLD_FOR_EDF_CELLS set to a bench's cells folder, first wait (up to 60 s) until both
+        # edf cells are saved there: on a loaded machine the sleeping cells otherwise finished before
+        # the CPU-bound edf cells, and the bench ended before the test's Ctrl-C
+        hold = os.environ.get("HOLD_FOR_EDF_CELLS")
+        waited = 0.0
+        while hold and waited < 60.0 and len(list(Path(hold).glob("edf__*.json"))) < 2:
+            time.sleep(0.05)
+            waited += 0.05
         time.sleep(0.02)
         return super().act(observation, agent)
 

@@ -58,10 +58,11 @@ def test_with_one_job_an_exit_or_interrupt_in_the_agent_still_fails_only_its_cel
     assert {r["agent"] for r in json.loads((out / "results.json").read_text())} == {"edf"}
 
 
-def _start(out: Path, *agents: str) -> subprocess.Popen:
+def _start(out: Path, *agents: str, env: dict | None = None) -> subprocess.Popen:
     command = [sys.executable, "-m", "mara_agents.cli", "bench", "--agents", *agents, *GRID, "--out", str(out)]
     command[-1:] = [str(out), "--horizon", "150", "--jobs", "2"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    environ = {**os.environ, **(env or {})}
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
 
 
 def _workers(pid: int) -> list[int]:
@@ -89,7 +90,7 @@ def _wait_for(condition, seconds: float) -> bool:
 @pytest.mark.skipif(not Path("/proc").is_dir() or os.name != "posix", reason="needs /proc and POSIX signals")
 def test_ctrl_c_keeps_finished_cells_and_a_rerun_resumes(tmp_path, capsys):
     out = tmp_path / "run"
-    bench_proc = _start(out, "edf", f"{HERE}:SlowEDF")
+    bench_proc = _start(out, "edf", f"{HERE}:SlowEDF", env={"HOLD_FOR_EDF_CELLS": str(out / "cells")})
     assert _wait_for(lambda: len(list((out / "cells").glob("edf__*.json"))) == 2, 90), "edf never finished"
     workers = _workers(bench_proc.pid)
     bench_proc.send_signal(signal.SIGINT)  # what the terminal sends the bench on Ctrl-C
