@@ -62,7 +62,15 @@ def _start(out: Path, *agents: str, env: dict | None = None) -> subprocess.Popen
     command = [sys.executable, "-m", "mara_agents.cli", "bench", "--agents", *agents, *GRID, "--out", str(out)]
     command[-1:] = [str(out), "--horizon", "150", "--jobs", "2"]
     environ = {**os.environ, **(env or {})}
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ,
+        preexec_fn=_default_sigint,  # a test runner's worker may ignore SIGINT, and children inherit that
+    )  # fmt: skip
+
+
+def _default_sigint() -> None:
+    """In the bench's process before it starts: Ctrl-C acts as in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _workers(pid: int) -> list[int]:
