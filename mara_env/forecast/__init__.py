@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from mara_env.forecast.base import MAX_REMAINING, QUANTILES, Forecast, Forecaster, clean_history, unknown
 from mara_env.forecast.dkf import DKFForecaster
-from mara_env.forecast.flow import FixedNoiseFlowForecaster, FlowForecaster
+from mara_env.forecast.flow import FlowForecaster
 from mara_env.forecast.oracle import OracleForecaster
 from mara_env.forecast.wls import WLSForecaster
 
@@ -18,7 +19,7 @@ FORECASTERS: dict[str, Callable[..., Forecaster]] = {
     "dkf": DKFForecaster,
     "oracle": OracleForecaster,
     "flow": FlowForecaster,  # imports torch when first made
-    "flow_fixed": FixedNoiseFlowForecaster,  # flow with common random numbers: deterministic forecasts
+    "flow_fixed": partial(FlowForecaster, fixed_noise=True),  # flow with common random numbers: deterministic forecasts
 }
 
 

@@ -275,8 +275,3 @@ class FlowForecaster:
                 x = self.fixed_noise.repeat(n, 1)
             x = self.net.integrate(x, cond.repeat_interleave(s, dim=0), self.steps)
         return x.numpy().reshape(n, s, GRID)
-
-
-def FixedNoiseFlowForecaster(**kwargs) -> FlowForecaster:  # noqa: N802 (a registry factory, named like a class)
-    """The ``flow_fixed`` forecaster: :class:`FlowForecaster` with ``fixed_noise=True``."""
-    return FlowForecaster(**{**kwargs, "fixed_noise": True})
