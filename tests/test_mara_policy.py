@@ -112,6 +112,8 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
     config = json.loads((run / "config.json").read_text())
     assert config["architecture"] == "slot" and config["planner_hints"] is True
+    # the generalist reads flow_fixed forecasts unless --forecaster says otherwise, in every scenario too
+    assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
@@ -135,7 +137,7 @@ def test_shipped_generalist_plays_any_cluster_size():
     assert GENERALIST_CHECKPOINT.stat().st_size < 10 * 1024 * 1024
     scheduler = mara_agents.make("mara_generalist")
     assert isinstance(scheduler.net, SlotMARANet) and scheduler.net.config["planner_hints"]
-    assert scheduler.requirements.forecaster == "flow"
+    assert scheduler.requirements.forecaster == "flow_fixed"
     for nodes, rows in [(3, 8), (12, 40)]:
         record = mara_agents.evaluate(scheduler, [1], num_nodes=nodes, max_tasks=rows, horizon=40)[0]
         assert record["completed"] + record["expired"] <= record["arrived"] and record["arrived"] > 0
