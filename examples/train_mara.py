@@ -6,7 +6,7 @@
 The ablations of docs/mara_policy.md change one thing each:
 
     --no-shaping                 # completions only, no potential-based progress reward
-    --forecaster none|wls|flow|flow_fixed   # the forecast features the policy reads
+    --forecaster none|wls|dkf|flow|flow_fixed   # the forecast features the policy reads
     --non-autoregressive         # earlier nodes' choices hidden from the actor
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
@@ -23,6 +23,7 @@ from pathlib import Path
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import TEACHERS
+from mara_env.forecast import FORECASTERS
 
 # The slot actor clones slower than the joint one: on 12 srw episodes at 8 nodes, 4 epochs left its
 # greedy play idle at every turn (completion 0.0), 12 epochs gave 0.51-0.71 (docs/mara_policy.md).
@@ -50,7 +51,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--forecaster",
-        choices=["none", "wls", "dkf", "flow", "flow_fixed"],
+        choices=["none", *(name for name in FORECASTERS if name != "oracle")],  # the oracle would be cheating
         help=f"the policy's forecast features (default: the config's, {GENERALIST_FORECASTER} with --generalist)",
     )
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
