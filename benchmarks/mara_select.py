@@ -29,6 +29,9 @@ SCENARIOS = {
     "M8 mixed heavy": {"num_nodes": 8, "max_tasks": 16, "workload": "mixed", "load": "heavy"},
     "M32 synthetic train": {"num_nodes": 32, "max_tasks": 64, "workload": "synthetic", "load": "train"},
     "M32 mixed heavy": {"num_nodes": 32, "max_tasks": 64, "workload": "mixed", "load": "heavy"},
+    # the largest clusters, on the curves where the generalist fell behind there (added in the sixth run)
+    "M64 rl train": {"num_nodes": 64, "max_tasks": 128, "workload": "rl", "load": "train"},
+    "M64 tabular train": {"num_nodes": 64, "max_tasks": 128, "workload": "tabular", "load": "train"},
 }
 
 

@@ -10,6 +10,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --non-autoregressive         # earlier nodes' choices hidden from the actor
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
+    --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -60,6 +61,11 @@ def parse_args() -> argparse.Namespace:
         "--no-hints", action="store_true", help="(--generalist) do not give the actor the srw plan of each slot"
     )
     parser.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="(--generalist) shorten big clusters' episodes instead of letting a planner play their first slots",
+    )
+    parser.add_argument(
         "--rule-start",
         action="store_true",
         help="(--generalist) start the actor's skip paths at srw's and edf's rules, mixed by its gate",
@@ -106,8 +112,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         if args.forecaster is None:
             config.env["forecaster"] = GENERALIST_FORECASTER
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
-        small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240} if args.quick else {}
-        config.scenarios, config.architecture = ScenarioSampler(fixed=fixed, **small), "slot"
+        small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
+        sampler = ScenarioSampler(fixed=fixed, warmup=not args.no_warmup, **(small if args.quick else {}))
+        config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
         if args.teacher is None:  # episode by episode, the better of srw and edf (mara_agents.mara.teacher)

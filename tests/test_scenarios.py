@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 
 import mara_env
-from mara_agents.mara.scenarios import TRAINING_SEED_BASE, Padding, ScenarioSampler
+from mara_agents.mara.imitation import play_teacher_episode
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.slot_network import SlotMARANet
-from mara_agents.mara.workers import WorkerPool, copy_seeds
+from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.workers import EnvCopy, WorkerPool, copy_seeds
 from mara_env.env import live_turns
 from mara_env.observation import layout_of
 
@@ -86,3 +90,48 @@ def test_copies_on_scenarios_give_equal_sized_turns():
     finally:
         pool.close()
     assert len(sizes) == 1 and ended >= 3  # several episodes of different scenarios, one shape
+
+
+def test_warmup_plays_full_episodes_and_leaves_the_learner_their_last_slots():
+    sampler = ScenarioSampler(warmup=True)
+    # the learner keeps turns_per_episode / M slots of the 300: 2400 // 64 = 37, 2400 // 16 = 150
+    assert sampler.warmup_slots({"num_nodes": 64, "horizon": 300}) == 263
+    assert sampler.warmup_slots({"num_nodes": 16, "horizon": 300}) == 150
+    assert sampler.warmup_slots({"num_nodes": 8, "horizon": 300}) == 0  # small clusters: the whole episode
+    assert ScenarioSampler().warmup_slots({"num_nodes": 64, "horizon": 60}) == 0
+    draws = [sampler.sample(np.random.default_rng(seed)) for seed in range(50)]
+    assert all(d["horizon"] == 300 for d in draws)
+
+
+def test_teacher_plays_until_the_warmup_slot():
+    env = mara_env.raw_env(num_nodes=4, max_tasks=8, forecaster="none", load="heavy", horizon=30)
+    env.reset(seed=3)
+    teacher = Teacher.for_env("oracle", {"num_nodes": 4, "max_tasks": 8, "forecaster": "none"})
+    teacher.reset(3)
+    teacher.play_until(env, 12)
+    assert env.sim.slot == 12 and env.agents  # stopped at the first turn of slot 12, episode still live
+
+
+def test_demonstrations_record_only_the_turns_after_the_warmup():
+    fixed = {"shaping": True, "forecaster": "none", "curve_split": "train"}
+    sampler = ScenarioSampler(nodes=(4, 4), max_tasks_cap=8, turns_per_episode=40, horizon=(10, 30), fixed=fixed)
+    warm = replace(sampler, warmup=True)
+    seed = TRAINING_SEED_BASE + 7
+    whole = play_teacher_episode({}, "oracle", seed, replace(warm, turns_per_episode=4 * 30))  # no warm-up slots
+    tail = play_teacher_episode({}, "oracle", seed, warm)
+    assert warm.warmup_slots(scenario_settings({}, warm, seed)) == 20  # 30 slots, 40 // 4 = 10 learned
+    # the same oracle episode: the warm-started recording is the last 10 slots' turns of the whole one
+    assert 0 < tail[0].shape[0] < whole[0].shape[0]
+    np.testing.assert_array_equal(tail[0], whole[0][-tail[0].shape[0] :])
+    np.testing.assert_array_equal(tail[4], whole[4][-tail[4].shape[0] :])  # same returns still to come
+    assert tail[5] == whole[5]
+
+
+@pytest.mark.parametrize("teacher", ["lara", None])  # without a teacher, srw plays the warm-up
+def test_rollout_copies_start_after_the_warmup(teacher):
+    fixed = {"shaping": True, "forecaster": "none", "curve_split": "train"}
+    sampler = ScenarioSampler(nodes=(4, 4), max_tasks_cap=8, turns_per_episode=40, horizon=(10, 30), fixed=fixed)
+    copy = EnvCopy({}, [TRAINING_SEED_BASE + 1, TRAINING_SEED_BASE + 2], teacher, replace(sampler, warmup=True))
+    assert copy.warmup == 20 and copy.env.sim.slot == 20
+    copy.turn()
+    assert copy.env.agents  # the learner's turns are still to come

@@ -17,7 +17,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
+from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings, warmup_slots
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
 
@@ -42,7 +42,8 @@ def play_teacher_episode(
 ) -> tuple[np.ndarray, ...]:
     """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate.
 
-    With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training.
+    With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
+    turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded.
     """
     settings = scenario_settings(env_kwargs, scenarios, seed)
     padding = Padding.for_scenarios(scenarios)
@@ -50,6 +51,7 @@ def play_teacher_episode(
     guide = Teacher.for_env(teacher, settings)
     env.reset(seed=seed)
     guide.reset(seed)
+    guide.play_until(env, warmup_slots(scenarios, settings))
     obs, masks, states, actions, rewards = [], [], [], [], []
     for agent in live_turns(env):
         observation = env.observe(agent)

@@ -4,7 +4,9 @@ A :class:`ScenarioSampler` draws the env settings of one training episode: the c
 the table size ``K_max``, the workload, the load (from light to beyond ``extreme``), the arrival
 process (Poisson, bursty, diurnal), sometimes heterogeneous node speeds and sometimes node faults.
 The horizon shrinks as ``M`` grows so that an episode stays near ``turns_per_episode`` node turns
-(big clusters would otherwise take most of the training time). Observations of every scenario are
+(big clusters would otherwise take most of the training time), or, with ``warmup``, every episode
+runs the full horizon and a planner plays its first slots, so the learner meets big clusters after
+their queues have filled. Observations of every scenario are
 padded to ``max_tasks_cap`` rows (and states to ``max_nodes`` nodes) by the rollout workers, so they
 stack into one batch; the padded vectors mean the same as the originals
 (:meth:`mara_env.observation.ObservationLayout.padded`).
@@ -51,6 +53,12 @@ class ScenarioSampler:
         node faults (``mtbf`` drawn in [100, 1000] slots, ``mttr`` in [5, 30]).
     turns_per_episode, horizon:
         The horizon is ``turns_per_episode / M`` slots, clipped to ``horizon``.
+    warmup:
+        Instead of shortening big clusters' episodes, play every episode for ``horizon[1]`` slots and
+        have a planner play its first slots (:meth:`warmup_slots`), so that the learner's
+        ``turns_per_episode`` turns come from the end of the episode. Short episodes never fill the
+        cluster: at 64 nodes and 60 slots every planner completes nearly every task, so the learner
+        (and the ``best`` teacher's choice of planner) never met a congested big cluster.
     fixed:
         Env settings every scenario shares (``shaping``, ``forecaster``, ``curve_split``, ...).
     """
@@ -65,6 +73,7 @@ class ScenarioSampler:
     fault_share: float = 0.2
     turns_per_episode: int = 2400
     horizon: tuple[int, int] = (60, 300)
+    warmup: bool = False
     fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
 
     def __post_init__(self) -> None:
@@ -94,7 +103,7 @@ class ScenarioSampler:
             **self.fixed,
             "num_nodes": m,
             "max_tasks": k,
-            "horizon": int(np.clip(self.turns_per_episode // m, *self.horizon)),
+            "horizon": self.horizon[1] if self.warmup else int(np.clip(self.turns_per_episode // m, *self.horizon)),
             "workload": str(rng.choice(workloads)),
             "load": float(rng.uniform(*self.loads)),
             "arrivals": str(rng.choice(self.arrivals)),
@@ -104,6 +113,21 @@ class ScenarioSampler:
         if rng.random() < self.fault_share:
             settings["faults"] = {"mtbf": float(rng.uniform(100, 1000)), "mttr": float(rng.uniform(5, 30))}
         return settings
+
+    def warmup_slots(self, settings: dict) -> int:
+        """How many first slots of the episode with ``settings`` a planner plays before the learner.
+
+        0 without ``warmup``; else what is left once the learner has ``turns_per_episode / M`` slots.
+        """
+        if not self.warmup:
+            return 0
+        learned = max(1, self.turns_per_episode // settings["num_nodes"])
+        return max(0, settings["horizon"] - learned)
+
+
+def warmup_slots(scenarios: ScenarioSampler | None, settings: dict) -> int:
+    """The planner-played first slots of an episode with ``settings`` (none without scenarios)."""
+    return 0 if scenarios is None else scenarios.warmup_slots(settings)
 
 
 def scenario_settings(base: dict, scenarios: ScenarioSampler | None, seed: int) -> dict:

@@ -114,6 +114,16 @@ class Teacher:
             vector = self._with_truth(env, vector)
         return int(self.scheduler.act({"observation": vector, "action_mask": observation["action_mask"]}, ""))
 
+    def play_until(self, env: raw_env, slot: int) -> None:
+        """Play every turn of ``env`` with this teacher's actions until the env reaches ``slot``.
+
+        Scenario warm-ups use it: the learner takes over a big cluster whose queues have filled.
+        """
+        for agent in live_turns(env):
+            if env.sim.slot >= slot:
+                return
+            env.step(self.action(env, env.observe(agent)))
+
     def _with_truth(self, env: raw_env, vector: np.ndarray) -> np.ndarray:
         """A copy of ``vector`` whose forecast columns are the teacher's own."""
         if env.sim.slot != self._slot:  # the truth changes once per slot, like the forecasts

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from mara_agents.mara.scenarios import TRAINING_SEED_BASE, Padding, ScenarioSampler, scenario_settings
+from mara_agents.mara.scenarios import (
+    TRAINING_SEED_BASE,
+    Padding,
+    ScenarioSampler,
+    scenario_settings,
+    warmup_slots,
+)
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
 
@@ -40,12 +46,19 @@ class EnvCopy:
     def _reset(self) -> None:
         seed = next(self.seeds)
         if self.env is None or self.scenarios is not None:  # a scenario per episode: a new env
-            settings = scenario_settings(self.base, self.scenarios, seed)
+            settings = self.env_settings = scenario_settings(self.base, self.scenarios, seed)
             self.env = raw_env(**settings)
             self.teacher = Teacher.for_env(self.teacher_name, settings) if self.teacher_name else None
+            self.warmup = warmup_slots(self.scenarios, settings)
         self.env.reset(seed=seed)
         if self.teacher is not None:
             self.teacher.reset(seed)
+        if self.warmup:  # a planner fills the cluster first: the teacher, or srw when there is none
+            planner = self.teacher
+            if planner is None:
+                planner = Teacher.for_env("srw", self.env_settings)
+                planner.reset(seed)
+            planner.play_until(self.env, self.warmup)
 
     def turn(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Skip finished agents' dead steps; the next live node's observation, mask, state and label."""
