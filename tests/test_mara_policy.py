@@ -114,6 +114,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     assert config["architecture"] == "slot" and config["planner_hints"] is True
     # the generalist reads flow_fixed forecasts unless --forecaster says otherwise, in every scenario too
     assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
+    assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
@@ -216,6 +217,40 @@ def test_best_teacher_labels_with_the_winner_of_the_episode(workload):
     for agent in live_turns(env):
         env.step(teacher.action(env, env.observe(agent)))
     assert env.sim.metrics()["completion_rate"] == pytest.approx(rates[teacher.chosen])
+
+
+def _play_on(env, scheduler, seed):
+    env.reset(seed=seed)
+    scheduler.reset(seed)
+    for agent in live_turns(env):
+        env.step(scheduler.act(env.observe(agent), agent))
+    return env.sim.metrics()["completion_rate"]
+
+
+def test_best_shared_teacher_plans_srw_on_the_students_forecasts():
+    """``best_shared`` chooses and labels with srw reading the env's own (flow_fixed) forecast columns,
+    not its own flow draws, so its srw labels are srw's actions on the very observation the student gets."""
+    from mara_agents.mara.teacher import Teacher
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 60, "workload": "synthetic", "curve_split": "test"}
+    settings.update(load="heavy", forecaster="flow_fixed")
+    rates = {name: _play_on(mara_env.raw_env(**settings), mara_agents.make(name), 0) for name in ("srw", "edf")}
+    assert rates["srw"] != rates["edf"]
+    teacher = Teacher.for_env("best_shared", settings)
+    teacher.reset(0)
+    assert teacher.chosen == max(rates, key=rates.get) == "srw" and teacher._truth is None
+    own = Teacher.for_env("best", settings)
+    own.reset(0)
+    assert own._truth is not None  # plain best brings its own flow forecasts
+    env, srw = mara_env.raw_env(**settings), mara_agents.make("srw")
+    env.reset(seed=0)
+    srw.reset(0)
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        label = teacher.action(env, observation)
+        assert label == srw.act(observation, agent)
+        env.step(label)
+    assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["srw"])
 
 
 def test_demonstrations_returns_count_completions_and_cloning_fits_them():

@@ -15,6 +15,10 @@ more of that very episode: at its reset it plays both on the episode's settings 
 with the winner (ties go to ``srw``). Neither planner leads everywhere (``edf`` wins on ``rl`` curves,
 ``srw`` at the ``train`` load on most others), so the student has to learn from the observation which
 to follow; it never sees the teacher's choice.
+
+``best_shared`` is ``best`` whose ``srw`` plans on the env's own forecasts (the student's), in its
+choice and its labels, instead of on its own ``flow`` draws: the student's ``srw``-plan hints then
+reproduce the teacher's plan exactly, so its labels are a function of what the student sees.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from mara_env.env import live_turns, raw_env
 from mara_env.forecast.features import ForecastFeatures
 from mara_env.observation import layout_of
 
-TEACHERS = ("oracle", "srw", "lara", "best")
+TEACHERS = ("oracle", "srw", "lara", "best", "best_shared")
+BEST_TEACHERS = ("best", "best_shared")
 BEST_OF = ("srw", "edf")  # the candidates of the ``best`` teacher, ties to the first
 
 
@@ -56,11 +61,12 @@ class Teacher:
     ) -> None:
         if name not in TEACHERS:
             raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {name!r}")
-        if name == "best" and env_kwargs is None:
+        if name in BEST_TEACHERS and env_kwargs is None:
             raise ValueError("the 'best' teacher plays its candidates on the env's settings: pass env_kwargs")
         self.name, self.max_tasks, self.env_forecaster = name, max_tasks, env_forecaster
         self.env_kwargs = env_kwargs
-        self._use(BEST_OF[0] if name == "best" else name)
+        self.shared = name == "best_shared" and env_forecaster not in (None, "none")
+        self._use(BEST_OF[0] if name in BEST_TEACHERS else name)
 
     def _use(self, name: str) -> None:
         """Label with the planner ``name`` (bringing its own forecasts if the env's are not the ones it reads)."""
@@ -70,7 +76,7 @@ class Teacher:
         self.scheduler = make(name)
         needs = requirements_of(self.scheduler)
         wanted = needs.forecaster or (DEFAULTS.forecaster if needs.reads_forecasts else None)
-        own = wanted is not None and wanted != self.env_forecaster
+        own = wanted is not None and wanted != self.env_forecaster and not self.shared
         self._truth = ForecastFeatures(forecast.make(wanted), self.max_tasks) if own else None
         self._slot = -1
         self._features: np.ndarray | None = None
@@ -82,7 +88,7 @@ class Teacher:
         return cls(name, max_tasks, env_kwargs.get("forecaster", DEFAULTS.forecaster), env_kwargs)
 
     def reset(self, seed: int | None = None) -> None:
-        if self.name == "best":
+        if self.name in BEST_TEACHERS:
             self._use(self._best_for(seed))
         self.scheduler.reset(seed)
         if self._truth is not None:
@@ -99,7 +105,10 @@ class Teacher:
         rates = []
         for name in BEST_OF:
             player = make(name)
-            env = raw_env(**env_config(player, {**settings, "shaping": False}))
+            config = env_config(player, {**settings, "shaping": False})
+            if self.shared and requirements_of(player).reads_forecasts:
+                config["forecaster"] = self.env_forecaster  # the forecasts it labels with
+            env = raw_env(**config)
             env.reset(seed=seed)
             player.reset(seed)
             for agent in live_turns(env):
