@@ -66,6 +66,11 @@ def parse_args() -> argparse.Namespace:
         help="(--generalist) shorten big clusters' episodes instead of letting a planner play their first slots",
     )
     parser.add_argument(
+        "--pick-hints",
+        action="store_true",
+        help="(--generalist) the skip paths also read the row srw and edf pick at each turn",
+    )
+    parser.add_argument(
         "--rule-start",
         action="store_true",
         help="(--generalist) start the actor's skip paths at srw's and edf's rules, mixed by its gate",
@@ -117,6 +122,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
+        config.pick_hints = args.pick_hints and config.planner_hints
         if args.teacher is None:  # episode by episode, the better of srw and edf (mara_agents.mara.teacher)
             config.teacher = "best"
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)

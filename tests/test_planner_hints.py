@@ -10,7 +10,7 @@ import mara_env
 from mara_agents.heuristics import EDFScheduler
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
 from mara_agents.mara.hints import planner_hints
-from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet
+from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet, numpy_planner_picks, planner_picks
 from mara_agents.srw import SRWScheduler
 from mara_env.env import live_turns
 from mara_env.observation import decode
@@ -74,9 +74,10 @@ def test_hints_refuse_observations_without_forecasts():
         planner_hints(vector[None])
 
 
-def test_numpy_head_matches_the_torch_head_with_hints():
+@pytest.mark.parametrize("pick_hints", [False, True])
+def test_numpy_head_matches_the_torch_head_with_hints(pick_hints):
     torch.manual_seed(1)
-    net = SlotMARANet(width=32, layers=1, planner_hints=True).eval()
+    net = SlotMARANet(width=32, layers=1, planner_hints=True, pick_hints=pick_hints).eval()
     with torch.no_grad():  # the skip paths and the gate start at zero; give them weight so the test covers them
         for layer in (net.row_skip, net.edf_skip, net.gate):
             layer.weight.normal_()
@@ -136,3 +137,42 @@ def test_the_skip_paths_alone_can_play_srw_or_edf(teacher):
 def test_the_rule_start_needs_the_hints():
     with pytest.raises(ValueError, match="planner_hints=True"):
         SlotMARANet(width=16, layers=1, heads=2).start_at_rules()
+
+
+def _pick_inputs(net: SlotMARANet, vector: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows' (taken, deadline rank, own row, plan still wants it, plan rank, allowed) at this turn."""
+    with torch.no_grad():
+        encoding = net.encode(torch.as_tensor(vector)[None])
+    plan_nodes, plan_rank, deadline_rank, _ = encoding.hints_np
+    obs = decode(vector)
+    taken = np.round(obs.row("chosen_now") * obs.layout.num_nodes).astype(np.float32)
+    own = np.zeros(obs.layout.max_tasks, dtype=np.float32)
+    if obs.last_row >= 0:
+        own[obs.last_row] = 1.0
+    wanted = (plan_nodes - taken > 0.5).astype(np.float32)
+    return taken, deadline_rank, own, wanted, plan_rank, mask[1:] > 0.5
+
+
+@pytest.mark.parametrize("teacher", ["srw", "edf"])
+def test_pick_hints_are_the_planners_own_actions(teacher):
+    """At every turn of an srw (edf) episode the srw (edf) pick is the row it chose, none where it idled,
+    in numpy and in torch alike: one feature carries the planner's whole decision, at any K."""
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True, pick_hints=True).eval()
+    turns = list(_srw_turns(slots=20, scheduler=SRWScheduler() if teacher == "srw" else EDFScheduler()))
+    which = 0 if teacher == "srw" else 1
+    for observation, action in turns:
+        inputs = _pick_inputs(net, observation["observation"], observation["action_mask"].astype(np.float32))
+        pick = numpy_planner_picks(*inputs)[which]
+        torch_pick = planner_picks(*(torch.from_numpy(np.asarray(a))[None] for a in inputs))[which][0].numpy()
+        np.testing.assert_array_equal(pick, torch_pick)
+        assert (int(np.argmax(pick)) + 1 if pick.any() else 0) == action
+    assert sum(action > 0 for _, action in turns) > len(turns) // 2
+
+
+def test_pick_hints_start_at_weight_and_need_the_planner_hints(tmp_path):
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True, pick_hints=True)
+    assert net.row_skip.weight.shape == (1, 4) and float(net.edf_skip.weight[0, -1].detach()) == 5.0
+    loaded, _, _ = load_checkpoint(save_checkpoint(net, tmp_path / "picks.pt", {"forecaster": "wls"}))
+    assert loaded.config["pick_hints"] is True
+    with pytest.raises(ValueError, match="pick_hints needs planner_hints"):
+        SlotMARANet(width=16, layers=1, heads=2, pick_hints=True)
