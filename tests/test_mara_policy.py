@@ -115,6 +115,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     # the generalist reads flow_fixed forecasts unless --forecaster says otherwise, in every scenario too
     assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
     assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
+    assert config["pick_hints"] is True and config["teacher"] == "best_shared"
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
@@ -138,6 +139,7 @@ def test_shipped_generalist_plays_any_cluster_size():
     assert GENERALIST_CHECKPOINT.stat().st_size < 10 * 1024 * 1024
     scheduler = mara_agents.make("mara_generalist")
     assert isinstance(scheduler.net, SlotMARANet) and scheduler.net.config["planner_hints"]
+    assert scheduler.net.config["pick_hints"]
     assert scheduler.requirements.forecaster == "flow_fixed"
     for nodes, rows in [(3, 8), (12, 40)]:
         record = mara_agents.evaluate(scheduler, [1], num_nodes=nodes, max_tasks=rows, horizon=40)[0]

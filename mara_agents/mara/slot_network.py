@@ -94,17 +94,15 @@ def numpy_planner_picks(
     wanted: np.ndarray,
     plan_rank: np.ndarray,
     allowed: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean)."""
+) -> tuple[int, int]:
+    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean): the
+    indices of the ``srw`` and ``edf`` picks, -1 where the planner idles (inference adds their weights
+    to two scores instead of building one-hots)."""
     k = taken.size
-    count = max(int((deadline_rank > 0).sum()), 1)
-    earlier = np.round((1.0 - deadline_rank) * count)
-    srw, edf = np.zeros(k, dtype=np.float32), np.zeros(k, dtype=np.float32)
-    if allowed.any():
-        edf[np.argmin(np.where(allowed, taken * 2 * (k + 1) + earlier * 2 + (1.0 - own), np.inf))] = 1.0
+    earlier = np.round((1.0 - deadline_rank) * max(int(np.count_nonzero(deadline_rank)), 1))
+    edf = int(np.argmin(np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 - own, np.inf))) if allowed.any() else -1
     candidates = allowed & (wanted > 0.5)
-    if candidates.any():
-        srw[np.argmin(np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf))] = 1.0
+    srw = int(np.argmax(np.where(candidates, plan_rank + own * 2, -np.inf))) if candidates.any() else -1
     return srw, edf
 
 
@@ -337,11 +335,14 @@ class NumpyTurnHead:
         idle = np.tanh(pooled_term + idle_in @ self.idle_weight[self._width :]) @ self.idle_score + self.idle_score_bias
         if self.hinted:
             edf_rows = np.stack([taken, deadline_rank, own], axis=1)
-            if self.picks:
+            srw_part, edf_part = self.row_skip[:HINT_ROW_INPUTS], self.edf_skip[:EDF_ROW_INPUTS]
+            scores = scores + gate * (hint_rows @ srw_part) + (1.0 - gate) * (edf_rows @ edf_part)
+            if self.picks:  # the picks' one-hots add their weights to one score each
                 srw_pick, edf_pick = numpy_planner_picks(taken, deadline_rank, own, wanted, plan_rank, mask[1:] > 0.5)
-                hint_rows = np.concatenate([hint_rows, srw_pick[:, None]], axis=1)
-                edf_rows = np.concatenate([edf_rows, edf_pick[:, None]], axis=1)
-            scores = scores + gate * (hint_rows @ self.row_skip) + (1.0 - gate) * (edf_rows @ self.edf_skip)
+                if srw_pick >= 0:
+                    scores[srw_pick] += gate * self.row_skip[3]
+                if edf_pick >= 0:
+                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[3]
             idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
         logits = np.concatenate([[idle], scores]).astype(np.float32)
         return np.where(mask > 0.5, logits, -np.inf)
