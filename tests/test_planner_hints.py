@@ -10,7 +10,13 @@ import mara_env
 from mara_agents.heuristics import EDFScheduler
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
 from mara_agents.mara.hints import planner_hints
-from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet, numpy_planner_picks, planner_picks
+from mara_agents.mara.slot_network import (
+    NumpyTurnHead,
+    SlotMARANet,
+    numpy_planner_picks,
+    planner_picks,
+    rows_due_earlier,
+)
 from mara_agents.srw import SRWScheduler
 from mara_env.env import live_turns
 from mara_env.observation import decode
@@ -162,7 +168,8 @@ def test_pick_hints_are_the_planners_own_actions(teacher):
     which = 0 if teacher == "srw" else 1
     for observation, action in turns:
         inputs = _pick_inputs(net, observation["observation"], observation["action_mask"].astype(np.float32))
-        pick = numpy_planner_picks(*inputs)[which]  # a row index, -1 for idle
+        taken, deadline_rank, *rest = inputs
+        pick = numpy_planner_picks(taken, rows_due_earlier(deadline_rank), *rest)[which]  # a row index, -1: idle
         one_hot = planner_picks(*(torch.from_numpy(np.asarray(a))[None] for a in inputs))[which][0].numpy()
         assert (int(np.argmax(one_hot)) if one_hot.any() else -1) == pick
         assert one_hot.sum() == (pick >= 0)

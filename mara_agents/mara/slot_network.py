@@ -87,19 +87,23 @@ def planner_picks(
     return picks[0], picks[1]
 
 
+def rows_due_earlier(deadline_rank: np.ndarray) -> np.ndarray:
+    """Per row, the present rows due strictly earlier, recovered from the deadline-rank hint (per slot)."""
+    return np.round((1.0 - deadline_rank) * max(int(np.count_nonzero(deadline_rank)), 1))
+
+
 def numpy_planner_picks(
     taken: np.ndarray,
-    deadline_rank: np.ndarray,
+    earlier: np.ndarray,
     own: np.ndarray,
     wanted: np.ndarray,
     plan_rank: np.ndarray,
     allowed: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean): the
-    indices of the ``srw`` and ``edf`` picks, -1 where the planner idles (inference adds their weights
-    to two scores instead of building one-hots)."""
+    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
+    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
+    the planner idles (inference adds their weights to two scores instead of building one-hots)."""
     k = taken.size
-    earlier = np.round((1.0 - deadline_rank) * max(int(np.count_nonzero(deadline_rank)), 1))
     edf = int(np.argmin(np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 - own, np.inf))) if allowed.any() else -1
     candidates = allowed & (wanted > 0.5)
     srw = int(np.argmax(np.where(candidates, plan_rank + own * 2, -np.inf))) if candidates.any() else -1
@@ -305,15 +309,18 @@ class NumpyTurnHead:
 
     def _slot_parts(self, encoding: SlotEncoding) -> tuple:
         """The slot's numpy parts, converted once per slot (every node's turn reads them): projected rows,
-        the idle layer's pooled term, plan nodes, plan rank, deadline rank and gate."""
+        the idle layer's pooled term, plan nodes, plan rank, deadline rank, gate and (with pick hints)
+        the rows due earlier."""
         if self._slot[0] is not encoding:
             pooled_term = encoding.pooled_np @ self.idle_weight[: self._width] + self.idle_bias
-            self._slot = (encoding, (encoding.projected_np, pooled_term, *encoding.hints_np))
+            hints = encoding.hints_np
+            earlier = rows_due_earlier(hints[2]) if self.picks else None
+            self._slot = (encoding, (encoding.projected_np, pooled_term, *hints, earlier))
         return self._slot[1]
 
     def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
-        projected, pooled_term, plan_nodes, plan_rank, deadline_rank, gate = self._slot_parts(encoding)
+        projected, pooled_term, plan_nodes, plan_rank, deadline_rank, gate, earlier = self._slot_parts(encoding)
         layout = layout_of(vector)
         k = layout.max_tasks
         node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
@@ -338,7 +345,7 @@ class NumpyTurnHead:
             srw_part, edf_part = self.row_skip[:HINT_ROW_INPUTS], self.edf_skip[:EDF_ROW_INPUTS]
             scores = scores + gate * (hint_rows @ srw_part) + (1.0 - gate) * (edf_rows @ edf_part)
             if self.picks:  # the picks' one-hots add their weights to one score each
-                srw_pick, edf_pick = numpy_planner_picks(taken, deadline_rank, own, wanted, plan_rank, mask[1:] > 0.5)
+                srw_pick, edf_pick = numpy_planner_picks(taken, earlier, own, wanted, plan_rank, mask[1:] > 0.5)
                 if srw_pick >= 0:
                     scores[srw_pick] += gate * self.row_skip[3]
                 if edf_pick >= 0:
