@@ -104,9 +104,12 @@ def numpy_planner_picks(
     from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
     the planner idles (inference adds their weights to two scores instead of building one-hots)."""
     k = taken.size
-    edf = int(np.argmin(np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 - own, np.inf))) if allowed.any() else -1
+    # the same lexicographic keys as planner_picks, smallest first
+    edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)
     candidates = allowed & (wanted > 0.5)
-    srw = int(np.argmax(np.where(candidates, plan_rank + own * 2, -np.inf))) if candidates.any() else -1
+    srw_key = np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf)
+    edf = int(np.argmin(edf_key)) if allowed.any() else -1
+    srw = int(np.argmin(srw_key)) if candidates.any() else -1
     return srw, edf
 
 
@@ -347,9 +350,9 @@ class NumpyTurnHead:
             if self.picks:  # the picks' one-hots add their weights to one score each
                 srw_pick, edf_pick = numpy_planner_picks(taken, earlier, own, wanted, plan_rank, mask[1:] > 0.5)
                 if srw_pick >= 0:
-                    scores[srw_pick] += gate * self.row_skip[3]
+                    scores[srw_pick] += gate * self.row_skip[HINT_ROW_INPUTS]
                 if edf_pick >= 0:
-                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[3]
+                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[EDF_ROW_INPUTS]
             idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
         logits = np.concatenate([[idle], scores]).astype(np.float32)
         return np.where(mask > 0.5, logits, -np.inf)
