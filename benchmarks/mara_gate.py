@@ -7,7 +7,7 @@ The hinted slot actor mixes two skip paths, one playing ``srw``'s rule and one `
 in [0, 1] read from the slot's encoding (1: all ``srw``). This plays the shipped ``mara_generalist``
 on test-split episodes and reports the gate's mean and 10th/90th percentiles over the slots that
 had a task, per workload and ``M``, beside which of ``srw`` and ``edf`` completes more there
-(``docs/results/generalisation.md``). It reads the gate from the scheduler's ``slot_encoding``.
+(``docs/results/generalisation.md``). It reads the gate from the scheduler's ``slot_parts``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def gates(workload: str, nodes: int, seeds: list[int], horizon: int, checkpoint:
         for agent in live_turns(env):
             observation = env.observe(agent)
             env.step(policy.act(observation, agent))
-            encoding = policy.slot_encoding  # made at the slot's first turn, shared by its nodes
+            encoding = policy.slot_parts  # made at the slot's first turn, shared by its nodes
             if encoding is not last:
                 if observation["action_mask"][1:].any():  # a slot with a task to choose
-                    values.append(float(encoding.gate[0, 0]))
+                    values.append(encoding.gate)
                 last = encoding
     return values
 

@@ -9,8 +9,9 @@ import torch
 import mara_agents
 import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, SlotParts
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import NumpyTurnHead, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.env import live_turns
 from mara_env.observation import layout_of
 
@@ -36,8 +37,8 @@ def net() -> SlotMARANet:
     return SlotMARANet(width=32, layers=1).eval()
 
 
-def test_numpy_head_matches_the_torch_head(net):
-    head = NumpyTurnHead(net)
+def test_numpy_actor_matches_the_torch_actor(net):
+    encoder, head = NumpySlotEncoder(net), NumpyTurnHead(net)
     for _, observation in _turns(4, 8, slots=30)[::3]:
         vector = observation["observation"]
         mask = observation["action_mask"].astype(np.float32)
@@ -45,7 +46,37 @@ def test_numpy_head_matches_the_torch_head(net):
         with torch.no_grad():
             encoding = net.encode(batch)
             expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
-        np.testing.assert_allclose(head.logits(encoding, vector, mask), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
+        # the head alone, on the torch encoding's parts
+        parts = SlotParts.from_encoding(encoding)
+        np.testing.assert_allclose(head.logits(parts, vector, mask), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_numpy_encoder_gives_the_torch_encoding_on_present_rows(layers):
+    torch.manual_seed(layers)
+    two_layers = SlotMARANet(width=32, layers=layers, heads=4).eval()
+    encoder = NumpySlotEncoder(two_layers)
+    seen_empty = seen_full = False
+    for _, observation in _turns(4, 8, slots=30)[::2]:
+        vector = observation["observation"]
+        present = layout_of(vector).split_observation(vector)[2][:, 0] > 0.5
+        seen_empty |= not present.any()
+        seen_full |= present.sum() >= 3
+        with torch.no_grad():
+            expected = SlotParts.from_encoding(two_layers.encode(torch.as_tensor(vector)[None]))
+        got = encoder(vector)
+        np.testing.assert_allclose(got.pooled, expected.pooled, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(got.projected[present], expected.projected[present], rtol=1e-4, atol=1e-5)
+        assert not got.projected[~present].any()  # empty rows are left out of the transformer
+    assert seen_empty and seen_full  # both an empty table (the first slot) and a filled one were checked
+
+
+def test_numpy_encoder_refuses_a_layer_kind_it_does_not_compute():
+    net = SlotMARANet(width=16, layers=1, heads=2)
+    net.encoder.mixer.layers[0].norm_first = True
+    with pytest.raises(ValueError, match="post-norm ReLU"):
+        NumpySlotEncoder(net)
 
 
 def test_every_node_of_a_slot_shares_one_encoding(net):
@@ -105,5 +136,5 @@ def test_a_slot_without_tasks_idles_with_finite_logits(net):
     observation = env.observe("node_0")
     assert observation["action_mask"].tolist() == [1, 0, 0, 0, 0]
     scheduler = MARAScheduler(net, trained_env={"forecaster": "none"})
-    logits = scheduler._logits(observation["observation"], observation["action_mask"].astype(np.float32))
+    logits = scheduler._slot_logits(observation["observation"], observation["action_mask"].astype(np.float32))
     assert np.isfinite(float(logits[0])) and scheduler.act(observation, "node_0") == 0

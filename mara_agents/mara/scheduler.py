@@ -11,7 +11,8 @@ from torch import nn
 from mara_agents.base import EnvRequirements
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.slot_network import NumpyTurnHead, SlotEncoding, SlotMARANet
+from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, SlotParts
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.observation import layout_of
 from mara_env.torch_threads import torch_threads
 
@@ -54,35 +55,40 @@ class MARAScheduler:
         trained = {**env, "history_window": self.net.config["history_window"]}
         self.requirements = EnvRequirements.trained_on(trained)
         self.threads = threads
-        self._head = NumpyTurnHead(self.net) if isinstance(self.net, SlotMARANet) else None
+        # a slot-encoding network runs in numpy at inference (the same functions; see numpy_actor)
+        slotted = isinstance(self.net, SlotMARANet)
+        self._encoder = NumpySlotEncoder(self.net) if slotted else None
+        self._head = NumpyTurnHead(self.net) if slotted else None
         self.deterministic = deterministic
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
         self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
-        self._slot: tuple[np.ndarray, SlotEncoding] | None = None  # a slot-encoding net's current slot
+        self._slot: tuple[np.ndarray, SlotParts] | None = None  # a slot-encoding net's current slot
 
     @property
-    def slot_encoding(self) -> SlotEncoding | None:
-        """The current slot's encoding (a slot-encoding network only; ``None`` before the first turn)."""
+    def slot_parts(self) -> SlotParts | None:
+        """The current slot's shared parts (a slot-encoding network only; ``None`` before the first turn)."""
         return None if self._slot is None else self._slot[1]
 
     def act(self, observation: dict, agent: str) -> int:
         vector = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.float32)
+        if self._head is not None and self.deterministic:
+            return int(np.argmax(self._slot_logits(vector, mask)))  # numpy only: no torch call at all
         with torch_threads(self.threads), torch.inference_mode():
-            logits = self._logits(vector, mask)
+            if self._head is not None:
+                logits = torch.from_numpy(self._slot_logits(vector, mask))
+            else:
+                logits = self.net.logits(torch.as_tensor(vector)[None], torch.as_tensor(mask)[None])[0]
             if self.deterministic:
                 return int(np.argmax(logits.numpy()))
             probs = torch.softmax(logits, dim=0)
             return int(torch.multinomial(probs, 1, generator=self.generator))
 
-    def _logits(self, vector: np.ndarray, mask: np.ndarray) -> torch.Tensor:
-        """The network's logits; a slot-encoding network encodes each slot once for all its nodes."""
-        batch = torch.as_tensor(vector)[None]
-        if not isinstance(self.net, SlotMARANet):
-            return self.net.logits(batch, torch.as_tensor(mask)[None])[0]
+    def _slot_logits(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """A slot-encoding network's logits: the slot is encoded once, at its first node's turn."""
         shared = layout_of(vector).slot_part(vector)
         if self._slot is None or not np.array_equal(self._slot[0], shared):
-            self._slot = (shared, self.net.encode(batch))
-        return torch.from_numpy(self._head.logits(self._slot[1], vector, mask))
+            self._slot = (shared, self._encoder(vector))
+        return self._head.logits(self._slot[1], vector, mask)

@@ -33,27 +33,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import nn
 
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
-from mara_agents.mara.network import RowEncoder, batch_layout, critic_value, make_critic, orthogonal, own_row
+from mara_agents.mara.network import (
+    CHOSEN_NOW,
+    RowEncoder,
+    batch_layout,
+    critic_value,
+    make_critic,
+    orthogonal,
+    own_row,
+)
 from mara_env.config import DEFAULTS
-from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES, layout_of
+from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES
 
 SLOT_CONTEXT = tuple(name for name in GLOBAL_FEATURES if name != "free_nodes")
-_SLOT_CONTEXT_INDEX = [GLOBAL_FEATURES.index(name) for name in SLOT_CONTEXT]
-_FREE_NODES = GLOBAL_FEATURES.index("free_nodes")
-_CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
-_NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
-_NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
-_LAST_ACTION = NODE_FEATURES.index("last_action")
-_NUM_NODES = HEADER.index("num_nodes")  # every vector's header says its M (padded batches mix clusters)
+SLOT_CONTEXT_INDEX = [GLOBAL_FEATURES.index(name) for name in SLOT_CONTEXT]
+FREE_NODES = GLOBAL_FEATURES.index("free_nodes")
+NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
+NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
+NUM_NODES = HEADER.index("num_nodes")  # every vector's header says its M (padded batches mix clusters)
 HINT_ROW_INPUTS = 3  # the plan wants a node here, ... and it is this node's own row, ... times the row's rank
 EDF_ROW_INPUTS = 3  # nodes that chose the row this slot, its deadline rank, own row
 TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, then the hint inputs (0 without hints)
-TURN_NODE_INPUTS = len(_NODE_INPUTS) + 1  # speed, up, free nodes
+TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
 
@@ -71,7 +76,7 @@ def planner_picks(
     ``srw``: its own row if the plan still wants a node there, else the wanted row first in the plan's
     order. ``edf``: the allowed row with the fewest nodes this slot, then the earliest deadline, then the
     node's own row, then the lowest index (:class:`~mara_agents.heuristics.EDFScheduler`).
-    :func:`numpy_planner_picks` is the same for one observation in numpy (inference).
+    :func:`~.numpy_actor.numpy_planner_picks` is the same for one observation in numpy (inference).
     """
     k = taken.shape[-1]
     count = (deadline_rank > 0).sum(-1, keepdim=True).clamp(min=1)
@@ -87,32 +92,6 @@ def planner_picks(
     return picks[0], picks[1]
 
 
-def rows_due_earlier(deadline_rank: np.ndarray) -> np.ndarray:
-    """Per row, the present rows due strictly earlier, recovered from the deadline-rank hint (per slot)."""
-    return np.round((1.0 - deadline_rank) * max(int(np.count_nonzero(deadline_rank)), 1))
-
-
-def numpy_planner_picks(
-    taken: np.ndarray,
-    earlier: np.ndarray,
-    own: np.ndarray,
-    wanted: np.ndarray,
-    plan_rank: np.ndarray,
-    allowed: np.ndarray,
-) -> tuple[int, int]:
-    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
-    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
-    the planner idles (inference adds their weights to two scores instead of building one-hots)."""
-    k = taken.size
-    # the same lexicographic keys as planner_picks, smallest first
-    edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)
-    candidates = allowed & (wanted > 0.5)
-    srw_key = np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf)
-    edf = int(np.argmin(edf_key)) if allowed.any() else -1
-    srw = int(np.argmin(srw_key)) if candidates.any() else -1
-    return srw, edf
-
-
 @dataclass
 class SlotEncoding:
     """What a slot's turns share: per-row head projections, the pooled slot, and the present rows."""
@@ -123,21 +102,6 @@ class SlotEncoding:
     plan_rank: torch.Tensor  # (n, K): 1 for the plan's first row down to 0 (zeros without hints)
     deadline_rank: torch.Tensor  # (n, K): 1 for the earliest deadline down to 0 (zeros without hints)
     gate: torch.Tensor  # (n, 1): weight of the srw path against the edf path (0 without hints)
-
-    @property
-    def projected_np(self) -> np.ndarray:
-        """The first observation's projections as numpy ``(K, width)`` (inference)."""
-        return self.projected[0].detach().numpy()
-
-    @property
-    def pooled_np(self) -> np.ndarray:
-        return self.pooled[0].detach().numpy()
-
-    @property
-    def hints_np(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """The first observation's plan nodes, plan rank, deadline rank and gate, in numpy."""
-        parts = (self.plan_nodes, self.plan_rank, self.deadline_rank)
-        return (*(part[0].detach().numpy() for part in parts), float(self.gate[0, 0]))
 
 
 class SlotMARANet(nn.Module):
@@ -233,27 +197,27 @@ class SlotMARANet(nn.Module):
         """The slot's shared encoding from observation vectors (any node's, any turn of the slot)."""
         _, globals_, rows, windows = batch_layout(observation).split_observation(observation)
         rows = rows.clone()
-        rows[..., _CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
+        rows[..., CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
-        tokens = self.encoder(rows, windows, globals_[:, _SLOT_CONTEXT_INDEX], extra_tokens=slot)
+        tokens = self.encoder(rows, windows, globals_[:, SLOT_CONTEXT_INDEX], extra_tokens=slot)
         row_tokens, pooled = tokens[:, 1:], tokens[:, 0]
         hints, gate = torch.zeros((*rows.shape[:2], len(HINT_FEATURES))), torch.zeros((rows.shape[0], 1))
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
             row_tokens, gate = row_tokens + self.hint_embed(hints), torch.sigmoid(self.gate(pooled))
-        plan_nodes = torch.round(hints[..., 0] * observation[:, _NUM_NODES, None])  # plan share x M
+        plan_nodes = torch.round(hints[..., 0] * observation[:, NUM_NODES, None])  # plan share x M
         return SlotEncoding(self.row_hidden(row_tokens), pooled, plan_nodes, hints[..., 1], hints[..., 2], gate)
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
         layout = batch_layout(observation)
         node, globals_, rows, _ = layout.split_observation(observation)
-        chosen = rows[..., _CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
+        chosen = rows[..., CHOSEN_NOW] if self.config["autoregressive"] else torch.zeros_like(rows[..., 0])
         own = own_row(node, layout.max_tasks)
-        wanted = (encoding.plan_nodes - torch.round(chosen * observation[:, _NUM_NODES, None]) > 0.5).float()
+        wanted = (encoding.plan_nodes - torch.round(chosen * observation[:, NUM_NODES, None]) > 0.5).float()
         hint_rows = torch.stack([wanted, own * wanted, encoding.plan_rank * wanted], dim=-1)
-        per_row = torch.cat([torch.stack([chosen, own, rows[..., _NODES_LAST_SLOT]], dim=-1), hint_rows], dim=-1)
-        per_node = torch.cat([node[:, _NODE_INPUTS], globals_[:, _FREE_NODES, None]], dim=-1)
+        per_row = torch.cat([torch.stack([chosen, own, rows[..., NODES_LAST_SLOT]], dim=-1), hint_rows], dim=-1)
+        per_node = torch.cat([node[:, NODE_INPUTS], globals_[:, FREE_NODES, None]], dim=-1)
         inputs = torch.cat([per_row, per_node[:, None, :].expand(-1, layout.max_tasks, -1)], dim=-1)
         hidden = torch.tanh(encoding.projected + self.turn_hidden(inputs))
         scores = self.row_score(hidden).squeeze(-1)
@@ -262,7 +226,7 @@ class SlotMARANet(nn.Module):
         idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
         if self.hint_embed is not None:  # the gated skip paths: srw's rule and edf's rule
             gate = encoding.gate
-            taken = torch.round(chosen * observation[:, _NUM_NODES, None])
+            taken = torch.round(chosen * observation[:, NUM_NODES, None])
             edf_rows = torch.stack([taken, encoding.deadline_rank, own], dim=-1)
             if self.config["pick_hints"]:
                 allowed = mask[:, 1:] > 0.5
@@ -284,75 +248,3 @@ class SlotMARANet(nn.Module):
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
         """Value ``(n,)`` of a batch of ``state()`` vectors (layout from their header)."""
         return critic_value(self.critic_rows, self.value_head, state)
-
-
-class NumpyTurnHead:
-    """The turn head of a :class:`SlotMARANet` in numpy, for inference: the same function as
-    :meth:`SlotMARANet.turn_logits` for one observation, without torch's per-call overhead (a turn is a
-    few small products, where torch's dispatch would cost more than the arithmetic)."""
-
-    def __init__(self, net: SlotMARANet) -> None:
-        weight = net.turn_hidden.weight.detach().numpy()
-        self.turn_rows, self.turn_node = weight[:, :TURN_ROW_INPUTS].T.copy(), weight[:, TURN_ROW_INPUTS:].T.copy()
-        self.row_score = net.row_score.weight.detach().numpy()[0].copy()
-        self.row_bias = float(net.row_score.bias.detach()[0])
-        self.idle_weight = net.idle_hidden.weight.detach().numpy().T.copy()
-        self.idle_bias = net.idle_hidden.bias.detach().numpy().copy()
-        self.idle_score = net.idle_score.weight.detach().numpy()[0].copy()
-        self.idle_score_bias = float(net.idle_score.bias.detach()[0])
-        self.autoregressive = net.config["autoregressive"]
-        self.hinted = net.hint_embed is not None
-        self.picks = net.config["pick_hints"]
-        self.row_skip = net.row_skip.weight.detach().numpy()[0].copy()
-        self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
-        self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
-        self.edf_idle = float(net.edf_idle.detach()[0])
-        self._width = net.config["width"]
-        self._slot: tuple[SlotEncoding | None, tuple] = (None, ())
-
-    def _slot_parts(self, encoding: SlotEncoding) -> tuple:
-        """The slot's numpy parts, converted once per slot (every node's turn reads them): projected rows,
-        the idle layer's pooled term, plan nodes, plan rank, deadline rank, gate and (with pick hints)
-        the rows due earlier."""
-        if self._slot[0] is not encoding:
-            pooled_term = encoding.pooled_np @ self.idle_weight[: self._width] + self.idle_bias
-            hints = encoding.hints_np
-            earlier = rows_due_earlier(hints[2]) if self.picks else None
-            self._slot = (encoding, (encoding.projected_np, pooled_term, *hints, earlier))
-        return self._slot[1]
-
-    def logits(self, encoding: SlotEncoding, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's encoding."""
-        projected, pooled_term, plan_nodes, plan_rank, deadline_rank, gate, earlier = self._slot_parts(encoding)
-        layout = layout_of(vector)
-        k = layout.max_tasks
-        node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
-        table = vector[layout.slices["table"]].reshape(k, layout.row_size)
-        chosen = table[:, _CHOSEN_NOW] if self.autoregressive else np.zeros(k, dtype=np.float32)
-        own = np.zeros(k, dtype=np.float32)
-        last = int(round(float(node[_LAST_ACTION]) * k)) - 1
-        if last >= 0:
-            own[last] = 1.0
-        per_node = np.array([*node[_NODE_INPUTS], globals_[_FREE_NODES]], dtype=np.float32)
-        taken = np.round(chosen * layout.num_nodes)
-        wanted = (plan_nodes - taken > 0.5).astype(np.float32)
-        hint_rows = np.stack([wanted, own * wanted, plan_rank * wanted], axis=1)
-        per_row = np.concatenate([np.stack([chosen, own, table[:, _NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
-        hidden = projected + (per_row @ self.turn_rows + per_node @ self.turn_node)
-        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
-        any_wanted = float(wanted.max(initial=0.0))
-        idle_in = np.concatenate([per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
-        idle = np.tanh(pooled_term + idle_in @ self.idle_weight[self._width :]) @ self.idle_score + self.idle_score_bias
-        if self.hinted:
-            edf_rows = np.stack([taken, deadline_rank, own], axis=1)
-            srw_part, edf_part = self.row_skip[:HINT_ROW_INPUTS], self.edf_skip[:EDF_ROW_INPUTS]
-            scores = scores + gate * (hint_rows @ srw_part) + (1.0 - gate) * (edf_rows @ edf_part)
-            if self.picks:  # the picks' one-hots add their weights to one score each
-                srw_pick, edf_pick = numpy_planner_picks(taken, earlier, own, wanted, plan_rank, mask[1:] > 0.5)
-                if srw_pick >= 0:
-                    scores[srw_pick] += gate * self.row_skip[HINT_ROW_INPUTS]
-                if edf_pick >= 0:
-                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[EDF_ROW_INPUTS]
-            idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
-        logits = np.concatenate([[idle], scores]).astype(np.float32)
-        return np.where(mask > 0.5, logits, -np.inf)

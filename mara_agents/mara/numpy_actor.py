@@ -1,0 +1,228 @@
+"""The slot actor of :class:`~.slot_network.SlotMARANet` in numpy, for inference.
+
+A decision at 8 nodes is a few small products over a few dozen rows. In torch, the per-call
+dispatch and the sanity checks of ``nn.TransformerEncoderLayer`` cost more than the arithmetic (about
+1.2 ms to encode one slot, of which the attention kernels take 0.2). These classes compute the same
+functions from the same weights with plain numpy:
+
+- :class:`NumpySlotEncoder`: a slot's shared parts from one observation vector. Only the present rows
+  go through the transformer: empty rows take no part in attention there, so leaving them out changes
+  no present row's token (their actions are masked, so nothing reads them).
+- :class:`NumpyTurnHead`: one node's logits, given its slot's parts.
+
+Training keeps the torch modules (batched, with gradients); tests check that both give the same
+logits. The transformer layers are the post-norm, ReLU kind that :class:`~.network.RowEncoder` builds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from torch import nn
+
+from mara_agents.mara.hints import HINT_FEATURES, planner_hints
+from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, PRESENT
+from mara_agents.mara.slot_network import (
+    EDF_ROW_INPUTS,
+    FREE_NODES,
+    HINT_ROW_INPUTS,
+    NODE_INPUTS,
+    NODES_LAST_SLOT,
+    SLOT_CONTEXT_INDEX,
+    TURN_ROW_INPUTS,
+    SlotEncoding,
+    SlotMARANet,
+)
+from mara_env.observation import layout_of
+
+
+def rows_due_earlier(deadline_rank: np.ndarray) -> np.ndarray:
+    """Per row, the present rows due strictly earlier, recovered from the deadline-rank hint (per slot)."""
+    return np.round((1.0 - deadline_rank) * max(int(np.count_nonzero(deadline_rank)), 1))
+
+
+def numpy_planner_picks(
+    taken: np.ndarray,
+    earlier: np.ndarray,
+    own: np.ndarray,
+    wanted: np.ndarray,
+    plan_rank: np.ndarray,
+    allowed: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
+    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
+    the planner idles (inference adds their weights to two scores instead of building one-hots)."""
+    k = taken.size
+    # the same lexicographic keys as planner_picks, smallest first
+    edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)
+    candidates = allowed & (wanted > 0.5)
+    srw_key = np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf)
+    edf = int(np.argmin(edf_key)) if allowed.any() else -1
+    srw = int(np.argmin(srw_key)) if candidates.any() else -1
+    return srw, edf
+
+
+@dataclass
+class SlotParts:
+    """What the turns of one slot share, for one observation (numpy)."""
+
+    projected: np.ndarray  # (K, width): the head's first layer applied to the row tokens (zeros for empty rows)
+    pooled: np.ndarray  # (width,): the slot token's output
+    plan_nodes: np.ndarray  # (K,): the srw plan's nodes per row (zeros without hints)
+    plan_rank: np.ndarray  # (K,): 1 for the plan's first row down to 0 (zeros without hints)
+    deadline_rank: np.ndarray  # (K,): 1 for the earliest deadline down to 0 (zeros without hints)
+    gate: float  # weight of the srw path against the edf path (0 without hints)
+
+    def __post_init__(self) -> None:
+        self.earlier = rows_due_earlier(self.deadline_rank)  # what the edf pick reads, once per slot
+
+    @classmethod
+    def from_encoding(cls, encoding: SlotEncoding) -> SlotParts:
+        """The first observation's parts of a torch :class:`SlotEncoding`."""
+        parts = (encoding.projected, encoding.pooled, encoding.plan_nodes, encoding.plan_rank, encoding.deadline_rank)
+        projected, pooled, *hints = (part[0].detach().numpy() for part in parts)
+        return cls(projected, pooled, *hints, float(encoding.gate[0, 0]))
+
+
+def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+    """A linear layer's transposed weight and bias, for ``x @ weight + bias``."""
+    return layer.weight.detach().numpy().T.copy(), layer.bias.detach().numpy().copy()
+
+
+def _layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray, float]) -> np.ndarray:
+    weight, bias, eps = norm
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps) * weight + bias
+
+
+class _EncoderLayer:
+    """One post-norm ``nn.TransformerEncoderLayer`` (ReLU, no dropout) on an unpadded ``(T, width)`` sequence."""
+
+    def __init__(self, layer: nn.TransformerEncoderLayer) -> None:
+        if layer.norm_first or layer.activation_relu_or_gelu != 1:
+            raise ValueError("the numpy encoder computes post-norm ReLU layers only (the kind RowEncoder builds)")
+        attention = layer.self_attn
+        self.heads = attention.num_heads
+        self.in_weight = attention.in_proj_weight.detach().numpy().T.copy()
+        self.in_bias = attention.in_proj_bias.detach().numpy().copy()
+        self.out = _linear(attention.out_proj)
+        self.hidden, self.output = _linear(layer.linear1), _linear(layer.linear2)
+        self.norms = [
+            (n.weight.detach().numpy().copy(), n.bias.detach().numpy().copy(), n.eps)
+            for n in (layer.norm1, layer.norm2)
+        ]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        length, width = x.shape
+        per_head = width // self.heads
+        q, k, v = np.split(x @ self.in_weight + self.in_bias, 3, axis=-1)
+        q, k, v = (part.reshape(length, self.heads, per_head).transpose(1, 0, 2) for part in (q, k, v))
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(per_head)
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights /= weights.sum(axis=-1, keepdims=True)
+        attended = (weights @ v).transpose(1, 0, 2).reshape(length, width)
+        x = _layer_norm(x + attended @ self.out[0] + self.out[1], self.norms[0])
+        feed = np.maximum(x @ self.hidden[0] + self.hidden[1], 0.0) @ self.output[0] + self.output[1]
+        return _layer_norm(x + feed, self.norms[1])
+
+
+class NumpySlotEncoder:
+    """:meth:`SlotMARANet.encode` for one observation vector, in numpy: the slot's :class:`SlotParts`."""
+
+    def __init__(self, net: SlotMARANet) -> None:
+        encoder = net.encoder
+        self.window = _linear(encoder.window[0])
+        self.embed = _linear(encoder.embed[0])
+        self.layers = [_EncoderLayer(layer) for layer in encoder.mixer.layers]
+        self.slot_token = net.slot_token.detach().numpy()[0, 0].copy()
+        self.row_hidden = _linear(net.row_hidden)
+        self.hinted = net.hint_embed is not None
+        if self.hinted:
+            self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
+        self.width = net.config["width"]
+
+    def __call__(self, vector: np.ndarray) -> SlotParts:
+        layout = layout_of(vector)
+        k = layout.max_tasks
+        _, globals_, rows, windows = layout.split_observation(vector)
+        present = np.flatnonzero(rows[:, PRESENT] > 0.5)
+        rows = rows[present].copy()
+        rows[:, CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
+        summary = np.tanh(
+            windows[present].reshape(present.size, self.window[0].shape[0]) @ self.window[0] + self.window[1]
+        )
+        context = np.broadcast_to(globals_[SLOT_CONTEXT_INDEX], (present.size, len(SLOT_CONTEXT_INDEX)))
+        tokens = np.tanh(np.concatenate([rows, summary, context], axis=1) @ self.embed[0] + self.embed[1])
+        tokens = np.concatenate([self.slot_token[None], tokens], axis=0)
+        for layer in self.layers:
+            tokens = layer(tokens)
+        row_tokens, pooled = tokens[1:], tokens[0]
+        hints, gate = np.zeros((k, len(HINT_FEATURES)), dtype=np.float32), 0.0
+        if self.hinted:
+            hints = planner_hints(vector[None])[0]
+            row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
+            gate = float(1.0 / (1.0 + np.exp(-(pooled @ self.gate[0] + self.gate[1])[0])))
+        projected = np.zeros((k, self.width), dtype=np.float32)
+        projected[present] = row_tokens @ self.row_hidden[0] + self.row_hidden[1]
+        plan_nodes = np.round(hints[:, 0] * layout.num_nodes)
+        return SlotParts(projected, pooled, plan_nodes, hints[:, 1].copy(), hints[:, 2].copy(), gate)
+
+
+class NumpyTurnHead:
+    """:meth:`SlotMARANet.turn_logits` for one observation in numpy, given its slot's :class:`SlotParts`
+    (a turn is a few small products, where torch's dispatch would cost more than the arithmetic)."""
+
+    def __init__(self, net: SlotMARANet) -> None:
+        weight = net.turn_hidden.weight.detach().numpy()
+        self.turn_rows, self.turn_node = weight[:, :TURN_ROW_INPUTS].T.copy(), weight[:, TURN_ROW_INPUTS:].T.copy()
+        self.row_score = net.row_score.weight.detach().numpy()[0].copy()
+        self.row_bias = float(net.row_score.bias.detach()[0])
+        self.idle_weight, self.idle_bias = _linear(net.idle_hidden)
+        self.idle_score = net.idle_score.weight.detach().numpy()[0].copy()
+        self.idle_score_bias = float(net.idle_score.bias.detach()[0])
+        self.autoregressive = net.config["autoregressive"]
+        self.hinted = net.hint_embed is not None
+        self.picks = net.config["pick_hints"]
+        self.row_skip = net.row_skip.weight.detach().numpy()[0].copy()
+        self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
+        self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
+        self.edf_idle = float(net.edf_idle.detach()[0])
+
+    def logits(self, parts: SlotParts, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's parts."""
+        layout = layout_of(vector)
+        k = layout.max_tasks
+        node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
+        table = vector[layout.slices["table"]].reshape(k, layout.row_size)
+        chosen = table[:, CHOSEN_NOW] if self.autoregressive else np.zeros(k, dtype=np.float32)
+        own = np.zeros(k, dtype=np.float32)
+        last = int(round(float(node[LAST_ACTION]) * k)) - 1
+        if last >= 0:
+            own[last] = 1.0
+        per_node = np.array([*node[NODE_INPUTS], globals_[FREE_NODES]], dtype=np.float32)
+        taken = np.round(chosen * layout.num_nodes)
+        wanted = (parts.plan_nodes - taken > 0.5).astype(np.float32)
+        hint_rows = np.stack([wanted, own * wanted, parts.plan_rank * wanted], axis=1)
+        per_row = np.concatenate([np.stack([chosen, own, table[:, NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
+        hidden = parts.projected + (per_row @ self.turn_rows + per_node @ self.turn_node)
+        scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
+        any_wanted = float(wanted.max(initial=0.0))
+        idle_in = np.concatenate([parts.pooled, per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
+        idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
+        if self.hinted:
+            gate = parts.gate
+            edf_rows = np.stack([taken, parts.deadline_rank, own], axis=1)
+            srw_part, edf_part = self.row_skip[:HINT_ROW_INPUTS], self.edf_skip[:EDF_ROW_INPUTS]
+            scores = scores + gate * (hint_rows @ srw_part) + (1.0 - gate) * (edf_rows @ edf_part)
+            if self.picks:  # the picks' one-hots add their weights to one score each
+                srw_pick, edf_pick = numpy_planner_picks(
+                    taken, parts.earlier, own, wanted, parts.plan_rank, mask[1:] > 0.5
+                )
+                if srw_pick >= 0:
+                    scores[srw_pick] += gate * self.row_skip[HINT_ROW_INPUTS]
+                if edf_pick >= 0:
+                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[EDF_ROW_INPUTS]
+            idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
+        logits = np.concatenate([[idle], scores]).astype(np.float32)
+        return np.where(mask > 0.5, logits, -np.inf)
