@@ -25,7 +25,7 @@ from pathlib import Path
 
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
-from mara_agents.mara.teacher import TEACHERS
+from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
 from mara_env.forecast import FORECASTERS
 
 # The slot actor clones slower than the joint one: on 12 srw episodes at 8 nodes, 4 epochs left its
@@ -51,6 +51,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--envs", type=int, help="env copies (default: the config's)")
     parser.add_argument("--processes", type=int, help="worker processes the copies share (default: the config's)")
     parser.add_argument("--teacher", choices=[*TEACHERS, "none"], help="warm-start teacher (default: the config's)")
+    parser.add_argument(
+        "--teacher-also",
+        action="append",
+        metavar="AGENT",
+        help="(a best teacher) one more candidate, episode by episode, e.g. mara_generalist:runs/old/checkpoint.pt",
+    )
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
     parser.add_argument(
         "--warm-start-epochs", type=int, help="cloning epochs (default: the config's; 12 for the slot actor)"
@@ -133,6 +139,13 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)
             config.warm_start_episodes, config.warm_start_epochs = GENERALIST_WARM_START
             config.total_turns, config.eval_every = GENERALIST_TURNS, 12
+    if args.teacher_also:
+        if config.teacher not in BEST_TEACHERS:
+            raise SystemExit(
+                f"--teacher-also needs a best teacher ({', '.join(BEST_TEACHERS)}), not {config.teacher!r}"
+            )
+        config.teacher = "+".join([config.teacher, *args.teacher_also])
+        parse_teacher(config.teacher)  # a clear error now for a candidate that names no agent
     if args.architecture is not None:
         config.architecture = args.architecture
     if config.architecture == "slot" and not config.planner_hints and not args.quick:

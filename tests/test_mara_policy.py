@@ -255,6 +255,44 @@ def test_best_shared_teacher_plans_srw_on_the_students_forecasts():
     assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["srw"])
 
 
+def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
+    """``best_shared+oracle``: the oracle completes more of this episode than srw and edf, so the
+    teacher labels with it, reading the true remaining work (its own forecasts), not the env's columns."""
+    from mara_agents.mara.teacher import Teacher
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 60, "workload": "rl", "curve_split": "test"}
+    settings.update(load="heavy", forecaster="flow_fixed")
+    rates = {name: _play_on(mara_env.raw_env(**settings), mara_agents.make(name), 1) for name in ("srw", "edf")}
+    oracle_settings = {**settings, "forecaster": "oracle"}
+    rates["oracle"] = _play_on(mara_env.raw_env(**oracle_settings), mara_agents.make("oracle"), 1)
+    assert rates["oracle"] > max(rates["srw"], rates["edf"])  # the extra candidate is the one that wins
+    teacher = Teacher.for_env("best_shared+oracle", settings)
+    assert teacher.candidates == ("srw", "edf", "oracle")
+    teacher.reset(1)
+    assert teacher.chosen == "oracle" and teacher._truth is not None
+    env = mara_env.raw_env(**settings)
+    env.reset(seed=1)
+    for agent in live_turns(env):
+        env.step(teacher.action(env, env.observe(agent)))
+    assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["oracle"])
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("srw+edf", "only .* take extra candidates"),
+        ("best_shared+no_such_agent", "unknown agent"),
+        ("best_shared+mara:no/such/checkpoint.pt", "is not a file"),
+        ("nobody", "teacher must be one of"),
+    ],
+)
+def test_a_teacher_with_bad_candidates_is_refused(name, message):
+    from mara_agents.mara.teacher import parse_teacher
+
+    with pytest.raises(ValueError, match=message):
+        parse_teacher(name)
+
+
 def test_demonstrations_returns_count_completions_and_cloning_fits_them():
     from mara_agents.mara.imitation import clone, collect_demonstrations, play_teacher_episode
 

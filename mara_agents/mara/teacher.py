@@ -19,6 +19,10 @@ to follow; it never sees the teacher's choice.
 ``best_shared`` is ``best`` whose ``srw`` plans on the env's own forecasts (the student's), in its
 choice and its labels, instead of on its own ``flow`` draws: the student's ``srw``-plan hints then
 reproduce the teacher's plan exactly, so its labels are a function of what the student sees.
+
+A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_shared+SPEC`` (``+`` joins
+several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
+for instance an earlier MARA policy that leads the planners where it departs from them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,24 @@ from mara_env.observation import layout_of
 TEACHERS = ("oracle", "srw", "lara", "best", "best_shared")
 BEST_TEACHERS = ("best", "best_shared")
 BEST_OF = ("srw", "edf")  # the candidates of the ``best`` teacher, ties to the first
+
+
+def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
+    """``(teacher, candidates)`` of a teacher name: ``best_shared+SPEC`` adds candidate agents to ``BEST_OF``.
+
+    ``ValueError`` for an unknown teacher, candidates on a teacher that is not a ``best`` one, or a
+    candidate spec that names no agent (a missing checkpoint, an unknown name).
+    """
+    from mara_agents.registry import check_spec
+
+    base, *extra = str(name).split("+")
+    if base not in TEACHERS:
+        raise ValueError(f"teacher must be one of {list(TEACHERS)} (a best one may add +AGENT), got {name!r}")
+    if extra and base not in BEST_TEACHERS:
+        raise ValueError(f"only {list(BEST_TEACHERS)} take extra candidates (+AGENT), got {name!r}")
+    for spec in extra:
+        check_spec(spec)
+    return base, BEST_OF + tuple(extra)
 
 
 class Teacher:
@@ -59,8 +81,7 @@ class Teacher:
         env_forecaster: str | None = DEFAULTS.forecaster,
         env_kwargs: dict | None = None,
     ) -> None:
-        if name not in TEACHERS:
-            raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {name!r}")
+        name, self.candidates = parse_teacher(name)
         if name in BEST_TEACHERS and env_kwargs is None:
             raise ValueError("the 'best' teacher plays its candidates on the env's settings: pass env_kwargs")
         self.name, self.max_tasks, self.env_forecaster = name, max_tasks, env_forecaster
@@ -69,17 +90,29 @@ class Teacher:
         self._use(BEST_OF[0] if name in BEST_TEACHERS else name)
 
     def _use(self, name: str) -> None:
-        """Label with the planner ``name`` (bringing its own forecasts if the env's are not the ones it reads)."""
-        from mara_agents.registry import make
+        """Label with the agent ``name`` (bringing its own forecasts if the env's are not the ones it reads)."""
+        from mara_agents.registry import load_agent
 
         self.chosen = name
-        self.scheduler = make(name)
-        needs = requirements_of(self.scheduler)
-        wanted = needs.forecaster or (DEFAULTS.forecaster if needs.reads_forecasts else None)
-        own = wanted is not None and wanted != self.env_forecaster and not self.shared
+        self.scheduler = load_agent(name)
+        wanted = self._forecaster_for(self.scheduler)
+        own = wanted is not None and wanted != self.env_forecaster
         self._truth = ForecastFeatures(forecast.make(wanted), self.max_tasks) if own else None
         self._slot = -1
         self._features: np.ndarray | None = None
+
+    def _forecaster_for(self, scheduler) -> str | None:
+        """The forecaster whose columns ``scheduler`` reads as this teacher (``None``: it reads none).
+
+        One that names its own keeps it (``oracle``: the true remaining work; a MARA policy: the one it
+        was trained on); one that reads the default (``srw``) reads the env's own under ``best_shared``.
+        """
+        needs = requirements_of(scheduler)
+        if needs.forecaster is not None:
+            return needs.forecaster
+        if not needs.reads_forecasts:
+            return None
+        return self.env_forecaster if self.shared else DEFAULTS.forecaster
 
     @classmethod
     def for_env(cls, name: str, env_kwargs: dict) -> Teacher:
@@ -98,23 +131,23 @@ class Teacher:
     def _best_for(self, seed: int | None) -> str:
         """The candidate that completes the most of the episode with ``seed`` (ties to the first)."""
         from mara_agents.evaluation import env_config
-        from mara_agents.registry import make
+        from mara_agents.registry import load_agent
 
         # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
         settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
         rates = []
-        for name in BEST_OF:
-            player = make(name)
+        for name in self.candidates:
+            player = load_agent(name)
             config = env_config(player, {**settings, "shaping": False})
-            if self.shared and requirements_of(player).reads_forecasts:
-                config["forecaster"] = self.env_forecaster  # the forecasts it labels with
+            if (wanted := self._forecaster_for(player)) is not None:
+                config["forecaster"] = wanted  # the forecasts it labels with
             env = raw_env(**config)
             env.reset(seed=seed)
             player.reset(seed)
             for agent in live_turns(env):
                 env.step(player.act(env.observe(agent), agent))
             rates.append(env.sim.metrics()["completion_rate"])
-        return BEST_OF[int(np.argmax(rates))]
+        return self.candidates[int(np.argmax(rates))]
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
