@@ -41,13 +41,13 @@ def read_cells(folder: Path) -> dict[tuple[str, str, int], dict[str, dict[int, f
     return cells
 
 
-def headroom(agents: dict[str, dict[int, float]]) -> dict[str, float]:
+def headroom(agents: dict[str, dict[int, float]], candidate_sets=CANDIDATE_SETS) -> dict[str, float]:
     """The best single scheduler's mean and each candidate set's per-episode maximum above it."""
     seeds = sorted(agents["srw"])
     best_name = max((name for name in NON_ORACLE if name in agents), key=lambda n: np.mean(list(agents[n].values())))
     best = float(np.mean([agents[best_name][s] for s in seeds]))
     out = {"best": best, "best_name": best_name, "oracle": float(np.mean([agents["oracle"][s] for s in seeds])) - best}
-    for names in CANDIDATE_SETS:
+    for names in candidate_sets:
         per_episode = [max(agents[name][s] for name in names) for s in seeds]
         out["/".join(names)] = float(np.mean(per_episode)) - best
     return out
@@ -57,12 +57,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="+", type=Path, help="run_bench folders (e.g. runs/generalisation/M8)")
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it)")
+    parser.add_argument(
+        "--also", help="an agent of the grid (e.g. mara:runs/old.pt) added to srw/edf as a third candidate"
+    )
     args = parser.parse_args()
+    candidate_sets = CANDIDATE_SETS + ((("srw", "edf", args.also),) if args.also else ())
     results = {}
     for folder in args.folders:
         for key, agents in read_cells(folder).items():
-            results[key] = headroom(agents)
-    sets = ["/".join(names) for names in CANDIDATE_SETS]
+            if args.also and args.also not in agents:
+                raise ValueError(f"{folder} has no records of {args.also!r}; it has {sorted(agents)}")
+            results[key] = headroom(agents, candidate_sets)
+    sets = ["/".join(names) for names in candidate_sets]
     rows = [
         [
             w,
