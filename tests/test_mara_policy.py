@@ -293,6 +293,31 @@ def test_a_teacher_with_bad_candidates_is_refused(name, message):
         parse_teacher(name)
 
 
+FORKED_MARA_TEACHER = """
+import torch
+from mara_agents.mara.imitation import collect_demonstrations
+from mara_agents.mara.workers import WorkerPool
+
+torch.randn(256, 256) @ torch.randn(256, 256)  # the parent runs torch's thread pool before forking
+env = {"num_nodes": 3, "max_tasks": 6, "horizon": 12, "forecaster": "flow_fixed", "curve_split": "train"}
+teacher = "best_shared+mara_generalist"  # a candidate whose network is built in each worker
+demos = collect_demonstrations(env, teacher, [0, 1], processes=2, progress=False)
+pool = WorkerPool(2, env, seed=0, processes=2, teacher=teacher)
+turns = pool.observe()
+pool.close()
+print(len(demos.actions), len(turns))
+"""
+
+
+def test_forked_workers_can_run_a_mara_teacher_candidate():
+    """Forked after the parent ran torch's thread pool, a worker used to hang at its first multi-threaded
+    torch op; the workers now start on one torch thread (a subprocess, so a hang fails by timeout)."""
+    done = subprocess.run([sys.executable, "-c", FORKED_MARA_TEACHER], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    demo_turns, observed = map(int, done.stdout.split())
+    assert demo_turns > 0 and observed == 2
+
+
 def test_demonstrations_returns_count_completions_and_cloning_fits_them():
     from mara_agents.mara.imitation import clone, collect_demonstrations, play_teacher_episode
 

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings, warmup_slots
 from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.workers import one_torch_thread
 from mara_env.env import live_turns, raw_env
 
 
@@ -85,7 +86,7 @@ def collect_demonstrations(
     """Teacher episodes on ``seeds`` (one per process task), concatenated in seed order."""
     context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     jobs = [(env_kwargs, teacher, seed, scenarios) for seed in seeds]
-    with context.Pool(processes) as pool:
+    with context.Pool(processes, initializer=one_torch_thread) as pool:
         episodes = list(tqdm(pool.imap(_play, jobs), total=len(jobs), desc=f"{teacher} demos", disable=not progress))
     parts = list(zip(*episodes))
     return Demonstrations(

@@ -97,9 +97,23 @@ class CopyGroup:
         return [c.step(a) for c, a in zip(self.copies, actions)]
 
 
+def one_torch_thread() -> None:
+    """Start a forked worker process on one torch thread (the worker is our own process: its entry point).
+
+    A child forked after its parent ran torch's thread pool hangs at its first multi-threaded torch
+    op (a 256 x 256 product, the QR of an orthogonal initialisation). Planner teachers never ran one
+    in a worker; a teacher candidate that builds a MARA network does. One thread per worker is also
+    what the cores allow: the workers share them.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def worker_loop(
     connection, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None, scenarios: ScenarioSampler | None
 ) -> None:
+    one_torch_thread()
     group = CopyGroup(env_kwargs, seed_lists, teacher, scenarios)
     while True:
         command, payload = connection.recv()
