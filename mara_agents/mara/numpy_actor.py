@@ -188,6 +188,15 @@ class NumpyTurnHead:
         self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
         self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
         self.edf_idle = float(net.edf_idle.detach()[0])
+        self._width = net.config["width"]
+        self._pooled_term: tuple[SlotParts | None, np.ndarray] = (None, np.zeros(0))
+
+    def _idle_pooled_term(self, parts: SlotParts) -> np.ndarray:
+        """The idle layer's slot-token term, once per slot (every node's turn reads it)."""
+        if self._pooled_term[0] is not parts:
+            term = parts.pooled @ self.idle_weight[: self._width] + self.idle_bias
+            self._pooled_term = (parts, term)
+        return self._pooled_term[1]
 
     def logits(self, parts: SlotParts, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's parts."""
@@ -208,8 +217,9 @@ class NumpyTurnHead:
         hidden = parts.projected + (per_row @ self.turn_rows + per_node @ self.turn_node)
         scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
         any_wanted = float(wanted.max(initial=0.0))
-        idle_in = np.concatenate([parts.pooled, per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
-        idle = np.tanh(idle_in @ self.idle_weight + self.idle_bias) @ self.idle_score + self.idle_score_bias
+        idle_in = np.concatenate([per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
+        idle_hidden = self._idle_pooled_term(parts) + idle_in @ self.idle_weight[self._width :]
+        idle = np.tanh(idle_hidden) @ self.idle_score + self.idle_score_bias
         if self.hinted:
             gate = parts.gate
             edf_rows = np.stack([taken, parts.deadline_rank, own], axis=1)

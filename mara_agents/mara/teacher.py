@@ -89,12 +89,13 @@ class Teacher:
         self.shared = name == "best_shared" and env_forecaster not in (None, "none")
         self._use(BEST_OF[0] if name in BEST_TEACHERS else name)
 
-    def _use(self, name: str) -> None:
-        """Label with the agent ``name`` (bringing its own forecasts if the env's are not the ones it reads)."""
+    def _use(self, name: str, scheduler=None) -> None:
+        """Label with the agent ``name`` (bringing its own forecasts if the env's are not the ones it reads);
+        ``scheduler`` is that agent already built (the ``best`` teacher's winner), else it is loaded."""
         from mara_agents.registry import load_agent
 
         self.chosen = name
-        self.scheduler = load_agent(name)
+        self.scheduler = load_agent(name) if scheduler is None else scheduler
         wanted = self._forecaster_for(self.scheduler)
         own = wanted is not None and wanted != self.env_forecaster
         self._truth = ForecastFeatures(forecast.make(wanted), self.max_tasks) if own else None
@@ -122,22 +123,24 @@ class Teacher:
 
     def reset(self, seed: int | None = None) -> None:
         if self.name in BEST_TEACHERS:
-            self._use(self._best_for(seed))
+            self._use(*self._best_for(seed))
         self.scheduler.reset(seed)
         if self._truth is not None:
             self._truth.reset()
         self._slot = -1
 
-    def _best_for(self, seed: int | None) -> str:
-        """The candidate that completes the most of the episode with ``seed`` (ties to the first)."""
+    def _best_for(self, seed: int | None) -> tuple[str, object]:
+        """The candidate that completes the most of the episode with ``seed`` (ties to the first), and the
+        scheduler that played it (reset before it labels: a MARA candidate is not loaded twice)."""
         from mara_agents.evaluation import env_config
         from mara_agents.registry import load_agent
 
         # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
         settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
-        rates = []
+        rates, players = [], []
         for name in self.candidates:
             player = load_agent(name)
+            players.append(player)
             config = env_config(player, {**settings, "shaping": False})
             if (wanted := self._forecaster_for(player)) is not None:
                 config["forecaster"] = wanted  # the forecasts it labels with
@@ -147,7 +150,8 @@ class Teacher:
             for agent in live_turns(env):
                 env.step(player.act(env.observe(agent), agent))
             rates.append(env.sim.metrics()["completion_rate"])
-        return self.candidates[int(np.argmax(rates))]
+        best = int(np.argmax(rates))
+        return self.candidates[best], players[best]
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
