@@ -55,7 +55,10 @@ def parse_args() -> argparse.Namespace:
         "--teacher-also",
         action="append",
         metavar="AGENT",
-        help="(a best teacher) one more candidate, episode by episode, e.g. mara_generalist:runs/old/checkpoint.pt",
+        help=(
+            "(a best teacher) one more candidate, episode by episode, e.g. mara_generalist:runs/old/checkpoint.pt;"
+            " AGENT@N: only on clusters of at most N nodes"
+        ),
     )
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
     parser.add_argument(

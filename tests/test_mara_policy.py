@@ -277,6 +277,21 @@ def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
     assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["oracle"])
 
 
+def test_a_size_gated_candidate_plays_only_on_clusters_small_enough():
+    """``oracle@N`` wins this 4-node episode when N >= 4 and is not a candidate when N < 4."""
+    from mara_agents.mara.teacher import Teacher
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 60, "workload": "rl", "curve_split": "test"}
+    settings.update(load="heavy", forecaster="flow_fixed")
+    for gate, chosen in ((4, "oracle"), (3, None)):
+        teacher = Teacher.for_env(f"best_shared+oracle@{gate}", settings)
+        teacher.reset(1)
+        if chosen is None:
+            assert teacher.chosen in ("srw", "edf")
+        else:
+            assert teacher.chosen == chosen
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
@@ -284,6 +299,9 @@ def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
         ("best_shared+no_such_agent", "unknown agent"),
         ("best_shared+mara:no/such/checkpoint.pt", "is not a file"),
         ("nobody", "teacher must be one of"),
+        ("best_shared+oracle@", "the most nodes it plays on"),
+        ("best_shared+oracle@0", "the most nodes it plays on"),
+        ("best_shared+oracle@many", "the most nodes it plays on"),
     ],
 )
 def test_a_teacher_with_bad_candidates_is_refused(name, message):

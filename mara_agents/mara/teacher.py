@@ -23,6 +23,7 @@ reproduce the teacher's plan exactly, so its labels are a function of what the s
 A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_shared+SPEC`` (``+`` joins
 several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
 for instance an earlier MARA policy that leads the planners where it departs from them.
+``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
 """
 
 from __future__ import annotations
@@ -55,8 +56,21 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
     if extra and base not in BEST_TEACHERS:
         raise ValueError(f"only {list(BEST_TEACHERS)} take extra candidates (+AGENT), got {name!r}")
     for spec in extra:
-        check_spec(spec)
+        check_spec(split_gate(spec)[0])
     return base, BEST_OF + tuple(extra)
+
+
+def split_gate(candidate: str) -> tuple[str, int | None]:
+    """``(agent spec, most nodes)`` of a candidate ``SPEC`` or ``SPEC@N`` (``None``: any cluster size).
+
+    ``ValueError`` when what follows the last ``@`` is not a whole number of nodes >= 1.
+    """
+    spec, at, gate = candidate.rpartition("@")
+    if not at:
+        return candidate, None
+    if not gate.isdigit() or int(gate) < 1:
+        raise ValueError(f"candidate {candidate!r}: after '@' give the most nodes it plays on (a whole number >= 1)")
+    return spec, int(gate)
 
 
 class Teacher:
@@ -137,8 +151,12 @@ class Teacher:
 
         # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
         settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
-        rates, players = [], []
-        for name in self.candidates:
+        nodes = settings.get("num_nodes", DEFAULTS.num_nodes)
+        names, rates, players = [], [], []
+        for name, most in map(split_gate, self.candidates):
+            if most is not None and nodes > most:
+                continue
+            names.append(name)
             player = load_agent(name)
             players.append(player)
             config = env_config(player, {**settings, "shaping": False})
@@ -151,7 +169,7 @@ class Teacher:
                 env.step(player.act(env.observe(agent), agent))
             rates.append(env.sim.metrics()["completion_rate"])
         best = int(np.argmax(rates))
-        return self.candidates[best], players[best]
+        return names[best], players[best]
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
