@@ -40,8 +40,10 @@ GENERALIST_TURNS = 200_000
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
 GENERALIST_FORECASTER = "flow_fixed"
 # srw plans on the student's own flow_fixed forecasts (mara_agents.mara.teacher): its labels are then a
-# function of the observation; with pick hints the clone agrees with it on 99.7% of turns (docs/mara_policy.md).
-GENERALIST_TEACHER = "best_shared"
+# function of the observation; with pick hints the clone agrees with it on 99.7% of turns. Two more
+# candidates: uniform (it leads rl at heavy loads) and the fifth generalist up to 16 nodes (it leads both
+# planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points). docs/mara_policy.md.
+GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16"
 
 
 def parse_args() -> argparse.Namespace:
@@ -137,13 +139,13 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
         config.pick_hints = not args.no_pick_hints and config.planner_hints
-        if args.teacher is None:  # episode by episode, the better of srw (on the env's forecasts) and edf
+        if args.teacher is None:  # episode by episode, the best of srw (on the env's forecasts), edf and more
             config.teacher = GENERALIST_TEACHER
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)
             config.warm_start_episodes, config.warm_start_epochs = GENERALIST_WARM_START
             config.total_turns, config.eval_every = GENERALIST_TURNS, 12
     if args.teacher_also:
-        if config.teacher not in BEST_TEACHERS:
+        if config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS:
             raise SystemExit(
                 f"--teacher-also needs a best teacher ({', '.join(BEST_TEACHERS)}), not {config.teacher!r}"
             )

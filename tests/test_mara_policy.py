@@ -115,7 +115,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     # the generalist reads flow_fixed forecasts unless --forecaster says otherwise, in every scenario too
     assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
     assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
-    assert config["pick_hints"] is True and config["teacher"] == "best_shared"
+    assert config["pick_hints"] is True and config["teacher"] == "best_shared+uniform+fifth_generalist@16"
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
@@ -275,6 +275,17 @@ def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
     for agent in live_turns(env):
         env.step(teacher.action(env, env.observe(agent)))
     assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["oracle"])
+
+
+def test_the_fifth_generalist_alias_names_its_shipped_weights():
+    """Teacher names hold ``fifth_generalist``, not a path; it resolves to the shipped teacher weights."""
+    from mara_agents.mara.scheduler import FIFTH_GENERALIST_CHECKPOINT
+    from mara_agents.mara.teacher import parse_teacher, split_gate
+
+    assert split_gate("fifth_generalist@16") == (f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}", 16)
+    assert split_gate("uniform") == ("uniform", None)
+    assert parse_teacher("best_shared+fifth_generalist@16")[1] == ("srw", "edf", "fifth_generalist@16")
+    assert mara_agents.make("mara_generalist", checkpoint=str(FIFTH_GENERALIST_CHECKPOINT)) is not None
 
 
 def test_a_size_gated_candidate_plays_only_on_clusters_small_enough():

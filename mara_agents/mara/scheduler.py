@@ -19,6 +19,9 @@ from mara_env.torch_threads import torch_threads
 SHIPPED_CHECKPOINT = Path(__file__).parent / "weights" / "mara.pt"
 # The generalist: trained over a distribution of clusters and workloads (train_mara.py --generalist).
 GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist.pt"
+# An earlier generalist (the fifth run), shipped only as a teacher candidate of the default --generalist
+# run (mara_agents.mara.teacher): it leads both planners at 4-8 nodes on vision, charlm and mixed curves.
+FIFTH_GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist_fifth.pt"
 
 
 class MARAScheduler:

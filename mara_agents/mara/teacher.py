@@ -24,6 +24,8 @@ A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_sha
 several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
 for instance an earlier MARA policy that leads the planners where it departs from them.
 ``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
+``fifth_generalist`` names the earlier generalist shipped for this (``weights/mara_generalist_fifth.pt``),
+so a teacher name, which checkpoints record, holds no machine's path.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from mara_agents.base import requirements_of
+from mara_agents.mara.scheduler import FIFTH_GENERALIST_CHECKPOINT
 from mara_env import forecast
 from mara_env.config import DEFAULTS
 from mara_env.env import live_turns, raw_env
@@ -40,6 +43,7 @@ from mara_env.observation import layout_of
 TEACHERS = ("oracle", "srw", "lara", "best", "best_shared")
 BEST_TEACHERS = ("best", "best_shared")
 BEST_OF = ("srw", "edf")  # the candidates of the ``best`` teacher, ties to the first
+CANDIDATE_ALIASES = {"fifth_generalist": f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}"}
 
 
 def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
@@ -61,16 +65,17 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
 
 
 def split_gate(candidate: str) -> tuple[str, int | None]:
-    """``(agent spec, most nodes)`` of a candidate ``SPEC`` or ``SPEC@N`` (``None``: any cluster size).
+    """``(agent spec, most nodes)`` of a candidate ``SPEC`` or ``SPEC@N`` (``None``: any cluster size); an
+    alias (``fifth_generalist``) becomes the spec it stands for.
 
     ``ValueError`` when what follows the last ``@`` is not a whole number of nodes >= 1.
     """
     spec, at, gate = candidate.rpartition("@")
     if not at:
-        return candidate, None
+        return CANDIDATE_ALIASES.get(candidate, candidate), None
     if not gate.isdigit() or int(gate) < 1:
         raise ValueError(f"candidate {candidate!r}: after '@' give the most nodes it plays on (a whole number >= 1)")
-    return spec, int(gate)
+    return CANDIDATE_ALIASES.get(spec, spec), int(gate)
 
 
 class Teacher:
