@@ -25,7 +25,7 @@ def shipped_blob() -> dict:
 def test_every_shipped_file_matches_the_manifest():
     assert integrity.check_all() == []
     listed = integrity.read_manifest()
-    weights = {"mara_agents/mara/weights/mara.pt", "mara_agents/mara/weights/mara_generalist.pt"}
+    weights = {f"mara_agents/mara/weights/{name}.pt" for name in ("mara", "mara_generalist", "mara_generalist_fifth")}
     assert set(listed) == {*weights, "mara_env/forecast/weights/flow.pt"}
     assert integrity.main([]) == 0
 
