@@ -72,10 +72,10 @@ def split_gate(candidate: str) -> tuple[str, int | None]:
     """
     spec, at, gate = candidate.rpartition("@")
     if not at:
-        return CANDIDATE_ALIASES.get(candidate, candidate), None
-    if not gate.isdigit() or int(gate) < 1:
+        spec, gate = candidate, None
+    elif not gate.isdigit() or int(gate) < 1:
         raise ValueError(f"candidate {candidate!r}: after '@' give the most nodes it plays on (a whole number >= 1)")
-    return CANDIDATE_ALIASES.get(spec, spec), int(gate)
+    return CANDIDATE_ALIASES.get(spec, spec), None if gate is None else int(gate)
 
 
 class Teacher:
