@@ -13,6 +13,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
+    --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -103,6 +104,12 @@ def parse_args() -> argparse.Namespace:
         "faults; mara_agents.mara.scenarios) with the slot actor, on seeds no evaluation plays",
     )
     parser.add_argument(
+        "--max-rows",
+        type=int,
+        help="(--generalist) the largest K_max a training scenario draws (default 64; every observation is padded "
+        "to it, so training slows as it grows)",
+    )
+    parser.add_argument(
         "--ray",
         nargs="?",
         const="local",
@@ -134,7 +141,13 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             config.env["forecaster"] = GENERALIST_FORECASTER
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
-        sampler = ScenarioSampler(fixed=fixed, warmup=not args.no_warmup, **(small if args.quick else {}))
+        sizes = {} if args.max_rows is None else {"max_tasks_cap": args.max_rows}
+        try:
+            sampler = ScenarioSampler(
+                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else {}), **sizes}
+            )
+        except ValueError as error:
+            raise SystemExit(f"--max-rows: {error}") from None
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints

@@ -1,5 +1,6 @@
 """The MARA policy's pieces: network shapes and masks, GAE by hand, checkpoints, the smoke run."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -117,6 +118,23 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
     assert config["pick_hints"] is True and config["teacher"] == "best_shared+uniform+fifth_generalist@16"
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
+
+
+def _train_mara_config(monkeypatch, *argv: str):
+    """The PPOConfig that ``examples/train_mara.py ARGV`` would train with (nothing is trained)."""
+    spec = importlib.util.spec_from_file_location("train_mara_example", ROOT / "examples" / "train_mara.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", ["train_mara.py", *argv])
+    return module.configure(module.parse_args())
+
+
+def test_max_rows_sets_the_largest_table_a_training_scenario_draws(monkeypatch):
+    assert _train_mara_config(monkeypatch, "--generalist").scenarios.max_tasks_cap == 64
+    assert _train_mara_config(monkeypatch, "--generalist", "--max-rows", "128").scenarios.max_tasks_cap == 128
+    # fewer rows than the largest cluster's nodes is refused, naming the option and the value
+    with pytest.raises(SystemExit, match=r"--max-rows: .*\(32: at least one row per node\)"):
+        _train_mara_config(monkeypatch, "--generalist", "--max-rows", "32")
 
 
 def test_shipped_checkpoint_is_registered_as_mara_and_plays():

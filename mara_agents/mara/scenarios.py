@@ -79,7 +79,10 @@ class ScenarioSampler:
     def __post_init__(self) -> None:
         low, high = self.nodes
         if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= self.max_tasks_cap):
-            raise ValueError(f"nodes must be integers 1 <= low <= high <= max_tasks_cap, got {self.nodes}")
+            raise ValueError(
+                f"nodes must be integers 1 <= low <= high <= max_tasks_cap ({self.max_tasks_cap}: at least one "
+                f"row per node), got nodes={self.nodes}"
+            )
         if not 0 < self.loads[0] <= self.loads[1]:
             raise ValueError(f"loads must be a range of numbers > 0, got {self.loads}")
         unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
