@@ -151,19 +151,24 @@ class Teacher:
     def _best_for(self, seed: int | None) -> tuple[str, object]:
         """The candidate that completes the most of the episode with ``seed`` (ties to the first), and the
         scheduler that played it (reset before it labels: a MARA candidate is not loaded twice)."""
+        played = self.play_candidates(seed)
+        best = int(np.argmax([rate for _, rate, _ in played]))
+        return played[best][0], played[best][2]
+
+    def play_candidates(self, seed: int | None) -> list[tuple[str, float, object]]:
+        """``(name, completion rate, scheduler)`` of each candidate on this cluster (a gated one is skipped
+        above its size) after playing the episode with ``seed`` on the env's settings, unshaped."""
         from mara_agents.evaluation import env_config
         from mara_agents.registry import load_agent
 
         # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
         settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
         nodes = settings.get("num_nodes", DEFAULTS.num_nodes)
-        names, rates, players = [], [], []
+        played = []
         for name, most in map(split_gate, self.candidates):
             if most is not None and nodes > most:
                 continue
-            names.append(name)
             player = load_agent(name)
-            players.append(player)
             config = env_config(player, {**settings, "shaping": False})
             if (wanted := self._forecaster_for(player)) is not None:
                 config["forecaster"] = wanted  # the forecasts it labels with
@@ -172,9 +177,8 @@ class Teacher:
             player.reset(seed)
             for agent in live_turns(env):
                 env.step(player.act(env.observe(agent), agent))
-            rates.append(env.sim.metrics()["completion_rate"])
-        best = int(np.argmax(rates))
-        return names[best], players[best]
+            played.append((name, env.sim.metrics()["completion_rate"], player))
+        return played
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""

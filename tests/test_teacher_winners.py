@@ -1,0 +1,52 @@
+"""benchmarks/teacher_winners.py: its summary by hand, and its refusals."""
+
+import importlib.util
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "teacher_winners.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("teacher_winners", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_counts_wins_means_and_margins_by_hand():
+    rates = [
+        {"srw": 0.5, "edf": 0.7, "uniform": 0.6},  # edf by 0.1
+        {"srw": 0.4, "edf": 0.4, "uniform": 0.1},  # a tie goes to srw, margin 0
+        {"srw": 0.9, "edf": 0.2},  # a gated candidate is missing: srw by 0.7
+    ]
+    summary = _module().summarise(rates, ["srw", "edf", "uniform"])
+    assert summary["episodes"] == 3
+    assert summary["wins"] == {"srw": 2, "edf": 1, "uniform": 0}
+    assert summary["mean"]["srw"] == pytest.approx(0.6) and summary["mean"]["uniform"] == pytest.approx(0.35)
+    assert summary["margin_mean"] == pytest.approx((0.1 + 0.0 + 0.7) / 3)
+    assert summary["margin_median"] == pytest.approx(0.1)
+    assert math.isnan(_module().summarise([{"srw": 0.5, "edf": 0.1}], ["srw", "edf", "x"])["mean"]["x"])
+
+
+def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
+    module = _module()
+    sampler = module.ScenarioSampler(fixed={"shaping": True, "forecaster": "flow_fixed", "curve_split": "train"})
+    drawn = module.draw_scenarios(sampler, "tabular", 3, 32, module.DIAGNOSTIC_SEED)
+    assert len({seed for seed, _ in drawn}) == 3
+    assert all(s["num_nodes"] >= 32 and s["workload"] == "tabular" for _, s in drawn)
+    assert drawn == module.draw_scenarios(sampler, "tabular", 3, 32, module.DIAGNOSTIC_SEED)  # seeded
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["--min-nodes", "65"], "--min-nodes <= 64"), (["--teacher", "srw"], "must be a best teacher")],
+)
+def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
+    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
