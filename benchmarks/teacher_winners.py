@@ -28,6 +28,7 @@ from mara_env.forecast.evaluation import write_report
 from mara_env.workloads import WORKLOADS
 
 DIAGNOSTIC_SEED = 2_500_000_000  # above every training seed (mara_agents.mara.scenarios), far from evaluation's
+WORKLOAD_ORDER = {name: i for i, name in enumerate(sorted(WORKLOADS))}
 DEFAULT_TEACHER = "best_shared+uniform+fifth_generalist@16"  # examples/train_mara.py's GENERALIST_TEACHER
 
 
@@ -72,15 +73,23 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--episodes", type=int, default=12, help="scenarios per workload (default 12)")
     parser.add_argument("--min-nodes", type=int, default=24, help="keep scenarios with at least this many nodes")
     parser.add_argument("--forecaster", default="flow_fixed", help="the student's forecaster (default flow_fixed)")
+    parser.add_argument(
+        "--max-rows", type=int, default=64, help="the largest K_max drawn (default 64, as train_mara.py's --max-rows)"
+    )
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
     args = parser.parse_args()
     base, _ = parse_teacher(args.teacher)
     if base not in ("best", "best_shared"):
         parser.error(f"--teacher must be a best teacher (best or best_shared, +AGENT...), got {args.teacher!r}")
-    sampler = ScenarioSampler(fixed={"shaping": True, "forecaster": args.forecaster, "curve_split": "train"})
-    if not (args.episodes >= 1 and 1 <= args.min_nodes <= sampler.max_nodes):
-        parser.error(f"need --episodes >= 1 and 1 <= --min-nodes <= {sampler.max_nodes} (the largest cluster drawn)")
-    args.sampler = ScenarioSampler(fixed=sampler.fixed, warmup=True)
+    fixed = {"shaping": True, "forecaster": args.forecaster, "curve_split": "train"}
+    try:
+        args.sampler = ScenarioSampler(fixed=fixed, warmup=True, max_tasks_cap=args.max_rows)
+    except ValueError as error:
+        parser.error(f"--max-rows: {error}")
+    if not (args.episodes >= 1 and 1 <= args.min_nodes <= args.sampler.max_nodes):
+        parser.error(
+            f"need --episodes >= 1 and 1 <= --min-nodes <= {args.sampler.max_nodes} (the largest cluster drawn)"
+        )
     return args
 
 
@@ -88,11 +97,16 @@ def main() -> None:
     args = parse_args()
     start = time.perf_counter()
     results = {}
+    # a workload's seeds depend on its name alone, so two reports (say at 64 and 128 rows) pair episode by episode
     jobs = [
         (workload, seed, settings)
-        for w, workload in enumerate(args.workloads)
+        for workload in args.workloads
         for seed, settings in draw_scenarios(
-            args.sampler, workload, args.episodes, args.min_nodes, DIAGNOSTIC_SEED + w * 1_000_000
+            args.sampler,
+            workload,
+            args.episodes,
+            args.min_nodes,
+            DIAGNOSTIC_SEED + 1_000_000 * WORKLOAD_ORDER[workload],
         )
     ]
     per_workload: dict[str, list[dict[str, float]]] = {workload: [] for workload in args.workloads}
@@ -115,7 +129,8 @@ def main() -> None:
     header = ["workload", "episodes", f"wins ({' / '.join(names)})", "mean completion rate", "margin, pp (median)"]
     intro = (
         f"Teacher `{args.teacher}` on training scenarios of the default `--generalist` sampler with at least "
-        f"{args.min_nodes} nodes (`{args.forecaster}` forecasts, `train` curves, seeds from {DIAGNOSTIC_SEED:,}); "
+        f"{args.min_nodes} nodes and up to {args.max_rows} table rows (`{args.forecaster}` forecasts, `train` curves, "
+        f"seeds from {DIAGNOSTIC_SEED:,}); "
         f"the margin is the winner's completion rate minus the runner-up's. {time.perf_counter() - start:.0f} s."
     )
     markdown = f"# Which teacher candidate wins the training scenarios\n\n{intro}\n\n{format_table(header, rows)}"

@@ -45,7 +45,11 @@ def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
 
 @pytest.mark.parametrize(
     "argv, message",
-    [(["--min-nodes", "65"], "--min-nodes <= 64"), (["--teacher", "srw"], "must be a best teacher")],
+    [
+        (["--min-nodes", "65"], "--min-nodes <= 64"),
+        (["--teacher", "srw"], "must be a best teacher"),
+        (["--max-rows", "32"], "--max-rows: nodes must be"),
+    ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
     done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
