@@ -319,6 +319,10 @@ def test_a_size_gated_candidate_plays_only_on_clusters_small_enough():
             assert teacher.chosen in ("srw", "edf")
         else:
             assert teacher.chosen == chosen
+        # every candidate's rate on that very episode; the gated one plays only where it is allowed
+        played = {name: rate for name, rate, _ in teacher.play_candidates(1)}
+        assert list(played) == (["srw", "edf", "oracle"] if chosen else ["srw", "edf"])
+        assert teacher.chosen == max(played, key=played.get) and all(0 <= r <= 1 for r in played.values())
 
 
 @pytest.mark.parametrize(
