@@ -22,7 +22,7 @@ import numpy as np
 from tqdm import tqdm
 
 from mara_agents.mara.scenarios import ScenarioSampler, scenario_settings
-from mara_agents.mara.teacher import Teacher, parse_teacher
+from mara_agents.mara.teacher import Teacher, parse_teacher, split_gate
 from mara_agents.stats import format_table
 from mara_env.forecast.evaluation import write_report
 from mara_env.workloads import WORKLOADS
@@ -111,8 +111,10 @@ def main() -> None:
     ]
     per_workload: dict[str, list[dict[str, float]]] = {workload: [] for workload in args.workloads}
     for workload, seed, settings in tqdm(jobs, desc="teacher candidates", unit="episode"):
-        played = Teacher.for_env(args.teacher, settings).play_candidates(seed)
-        per_workload[workload].append({name: rate for name, rate, _ in played})
+        teacher = Teacher.for_env(args.teacher, settings)
+        # a candidate by the name the teacher was given (fifth_generalist, not the path it stands for)
+        label = {split_gate(given)[0]: given.rpartition("@")[0] or given for given in teacher.candidates}
+        per_workload[workload].append({label[name]: rate for name, rate, _ in teacher.play_candidates(seed)})
     names = list(dict.fromkeys(name for rates in per_workload.values() for episode in rates for name in episode))
     for workload, rates in per_workload.items():
         results[workload] = summarise(rates, names)
