@@ -13,7 +13,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
-    --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
+    --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -45,6 +45,10 @@ GENERALIST_FORECASTER = "flow_fixed"
 # candidates: uniform (it leads rl at heavy loads) and the fifth generalist up to 16 nodes (it leads both
 # planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points). docs/mara_policy.md.
 GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16"
+# Big clusters draw up to 128 table rows (the sampler's own cap is 64): the test grid gives 64 nodes 128
+# rows, and at 64 rows the best teacher's labels on big tabular clusters are a toss-up between srw, edf
+# and uniform, while at 128 srw leads as it does on the test grid (docs/results/teacher_winners*.md).
+GENERALIST_MAX_ROWS = 128
 
 
 def parse_args() -> argparse.Namespace:
@@ -106,7 +110,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-rows",
         type=int,
-        help="(--generalist) the largest K_max a training scenario draws (default 64; every observation is padded "
+        help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every observation is padded "
         "to it, so training slows as it grows)",
     )
     parser.add_argument(
@@ -141,10 +145,11 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             config.env["forecaster"] = GENERALIST_FORECASTER
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
+        full = {"max_tasks_cap": GENERALIST_MAX_ROWS}
         sizes = {} if args.max_rows is None else {"max_tasks_cap": args.max_rows}
         try:
             sampler = ScenarioSampler(
-                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else {}), **sizes}
+                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else full), **sizes}
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
