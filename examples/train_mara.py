@@ -110,8 +110,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-rows",
         type=int,
-        help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every observation is padded "
-        "to it, so training slows as it grows)",
+        help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every "
+        "observation is padded to it, so training slows as it grows)",
     )
     parser.add_argument(
         "--ray",
