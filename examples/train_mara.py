@@ -35,7 +35,10 @@ SLOT_WARM_START_EPOCHS = 12
 # With planner hints the slot actor clones srw to 94% agreement in 4 epochs of 10 episodes (99.7% in 6
 # epochs of 40); the generalist clones the "best" teacher (srw or edf, episode by episode).
 GENERALIST_WARM_START = (60, 4)  # (episodes, epochs)
-GENERALIST_TURNS = 200_000
+# 24 PPO iterations: with 128 rows an iteration takes about 82 s on 2 cores (the default run must fit 90
+# minutes beside a 28-minute warm start), and earlier generalists peaked by iteration 24 of 48 and fell
+# apart later (docs/mara_policy.md).
+GENERALIST_TURNS = 100_000
 # The generalist reads flow forecasts with common random numbers: a task's forecast is a function of its
 # history alone, so it does not jitter from slot to slot; +3.4 points over plain flow on 36 hard-forecast
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
