@@ -74,7 +74,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--min-nodes", type=int, default=24, help="keep scenarios with at least this many nodes")
     parser.add_argument("--forecaster", default="flow_fixed", help="the student's forecaster (default flow_fixed)")
     parser.add_argument(
-        "--max-rows", type=int, default=128, help="the largest K_max drawn (default 128, as train_mara.py --generalist)"
+        "--max-rows", type=int, default=64, help="the largest K_max drawn (default 64, as train_mara.py's --max-rows)"
     )
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
     args = parser.parse_args()

@@ -13,7 +13,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
-    --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
+    --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -35,10 +35,7 @@ SLOT_WARM_START_EPOCHS = 12
 # With planner hints the slot actor clones srw to 94% agreement in 4 epochs of 10 episodes (99.7% in 6
 # epochs of 40); the generalist clones the "best" teacher (srw or edf, episode by episode).
 GENERALIST_WARM_START = (60, 4)  # (episodes, epochs)
-# 24 PPO iterations: with 128 rows an iteration takes about 82 s on 2 cores (the default run must fit 90
-# minutes beside a 28-minute warm start), and earlier generalists peaked by iteration 24 of 48 and fell
-# apart later (docs/mara_policy.md).
-GENERALIST_TURNS = 100_000
+GENERALIST_TURNS = 200_000
 # The generalist reads flow forecasts with common random numbers: a task's forecast is a function of its
 # history alone, so it does not jitter from slot to slot; +3.4 points over plain flow on 36 hard-forecast
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
@@ -48,10 +45,6 @@ GENERALIST_FORECASTER = "flow_fixed"
 # candidates: uniform (it leads rl at heavy loads) and the fifth generalist up to 16 nodes (it leads both
 # planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points). docs/mara_policy.md.
 GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16"
-# Big clusters draw up to 128 table rows (the sampler's own cap is 64): the test grid gives 64 nodes 128
-# rows, and at 64 rows the best teacher's labels on big tabular clusters are a toss-up between srw, edf
-# and uniform, while at 128 srw leads as it does on the test grid (docs/results/teacher_winners*.md).
-GENERALIST_MAX_ROWS = 128
 
 
 def parse_args() -> argparse.Namespace:
@@ -113,8 +106,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-rows",
         type=int,
-        help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every "
-        "observation is padded to it, so training slows as it grows)",
+        help="(--generalist) the largest K_max a training scenario draws (default 64; every observation is padded "
+        "to it, so training slows as it grows)",
     )
     parser.add_argument(
         "--ray",
@@ -148,11 +141,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             config.env["forecaster"] = GENERALIST_FORECASTER
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
-        full = {"max_tasks_cap": GENERALIST_MAX_ROWS}
         sizes = {} if args.max_rows is None else {"max_tasks_cap": args.max_rows}
         try:
             sampler = ScenarioSampler(
-                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else full), **sizes}
+                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else {}), **sizes}
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None

@@ -130,8 +130,8 @@ def _train_mara_config(monkeypatch, *argv: str):
 
 
 def test_max_rows_sets_the_largest_table_a_training_scenario_draws(monkeypatch):
-    assert _train_mara_config(monkeypatch, "--generalist").scenarios.max_tasks_cap == 128
-    assert _train_mara_config(monkeypatch, "--generalist", "--max-rows", "64").scenarios.max_tasks_cap == 64
+    assert _train_mara_config(monkeypatch, "--generalist").scenarios.max_tasks_cap == 64
+    assert _train_mara_config(monkeypatch, "--generalist", "--max-rows", "128").scenarios.max_tasks_cap == 128
     # fewer rows than the largest cluster's nodes is refused, naming the option and the value
     with pytest.raises(SystemExit, match=r"--max-rows: .*\(32: at least one row per node\)"):
         _train_mara_config(monkeypatch, "--generalist", "--max-rows", "32")
