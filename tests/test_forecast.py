@@ -236,12 +236,13 @@ def test_flow_fixed_forecasts_depend_on_the_history_alone():
     histories = [(work, 2.0 * work**-0.3), (work[:10], 2.2 * work[:10] ** -0.3)]
     fixed = forecast.make("flow_fixed")
     first = fixed.predict(histories, [0.8, 0.9]).remaining
-    np.testing.assert_array_equal(fixed.predict(histories[::-1], [0.9, 0.8]).remaining, first[::-1])
-    # alone in its batch: equal up to float32 rounding (the network's products change with batch size)
+    # equal up to float32 rounding: the network's products may be summed in another order when the rows
+    # of the batch move or its size changes (seen at 1e-6 relative on some CPUs)
+    np.testing.assert_allclose(fixed.predict(histories[::-1], [0.9, 0.8]).remaining, first[::-1], rtol=1e-5)
     np.testing.assert_allclose(fixed.predict(histories[:1], [0.8]).remaining, first[:1], rtol=1e-5)
-    plain = forecast.make("flow")
-    assert not np.array_equal(
-        plain.predict(histories, [0.8, 0.9]).remaining, plain.predict(histories, [0.8, 0.9]).remaining
+    plain = forecast.make("flow")  # its redraws differ by far more than that rounding
+    assert not np.allclose(
+        plain.predict(histories, [0.8, 0.9]).remaining, plain.predict(histories, [0.8, 0.9]).remaining, rtol=1e-3
     )
 
 
