@@ -27,9 +27,11 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
+from mara_env.observation import layout_of
 from mara_env.torch_threads import torch_threads
 
 MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
@@ -68,6 +70,7 @@ class PPOConfig:
     scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors
     architecture: str = "joint"  # "joint" (the shipped actor) or "slot" (slot encoded once, light turn head)
+    row_buckets: bool = False  # minibatches of similar table size, cut to the rows in use (.row_buckets)
     eval_every: int = 40
     eval_seeds: int = 5
     env: dict = field(
@@ -254,6 +257,7 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
             config.warm_start_epochs,
             seed=config.seed,
             progress=progress,
+            row_buckets=config.row_buckets,
         )
     returns_stats.mean, returns_stats.var, returns_stats.count = (
         stats["return_mean"],
@@ -284,11 +288,15 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         states[t] = np.stack([x[2] for x in turns])
         labels[t] = [x[3] for x in turns]
         with torch.no_grad():
-            logits = masked_logits(net, torch.as_tensor(obs[t]), torch.as_tensor(masks[t]), k)
+            step_obs, step_masks, step_states = (torch.as_tensor(a[t]) for a in (obs, masks, states))
+            if config.row_buckets:  # the env copies' turns cut to the rows they use
+                rows = int(rows_needed(obs[t], states[t]).max())
+                step_obs, step_masks, step_states = trim_batch(step_obs, step_masks, step_states, rows)
+            logits = padded_logits(masked_logits(net, step_obs, step_masks, k), k, MASKED)
             dist = torch.distributions.Categorical(logits=logits)
             action = dist.sample()
             logprobs[t] = dist.log_prob(action).numpy()
-            values[t] = net.value(torch.as_tensor(states[t]), m, k).numpy() * returns_stats.std + returns_stats.mean
+            values[t] = net.value(step_states, m, k).numpy() * returns_stats.std + returns_stats.mean
         actions[t] = action.numpy()
         turns = pool.step(actions[t])
         rewards[t] = [x[4] for x in turns]
@@ -322,12 +330,18 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
     norm_returns = (tensors["returns"] - returns_stats.mean) / returns_stats.std  # value normalisation
     norm_values = (tensors["values"] - returns_stats.mean) / returns_stats.std
     minibatch = size // config.minibatches
+    sizes = rows_needed(batch["obs"], batch["states"]) if config.row_buckets else None
     kls, clipfracs, agreements, stats = [], [], [], {}
     for _epoch in range(config.epochs):
         order = torch.randperm(size)
-        for begin in range(0, size, minibatch):
-            idx = order[begin : begin + minibatch]
-            logits = masked_logits(net, tensors["obs"][idx], tensors["masks"][idx], k)
+        minibatches = [order[begin : begin + minibatch] for begin in range(0, size, minibatch)]
+        if sizes is not None:  # one pool: the minibatches split the batch by table size
+            minibatches = size_buckets(sizes, minibatch, None, pool_batches=config.minibatches)
+        for idx in minibatches:
+            obs, masks, states = tensors["obs"][idx], tensors["masks"][idx], tensors["states"][idx]
+            if sizes is not None:
+                obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
+            logits = masked_logits(net, obs, masks, k)
             dist = torch.distributions.Categorical(logits=logits)
             new_logprob = dist.log_prob(tensors["actions"][idx])
             log_ratio = new_logprob - tensors["logprobs"][idx].float()
@@ -338,7 +352,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
             adv = tensors["advantages"][idx].float()
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # advantage normalisation
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
-            value = net.value(tensors["states"][idx], m, k)
+            value = net.value(states, m, k)
             target = norm_returns[idx].float()
             value_loss = (value - target) ** 2
             if config.clip_value:  # clipped value loss around the rollout's values
@@ -358,7 +372,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         if config.target_kl is not None and np.mean(kls) > config.target_kl:
             break
     with torch.no_grad():
-        predicted = net.value(tensors["states"], m, k).numpy() * returns_stats.std + returns_stats.mean
+        predicted = _values(net, tensors["states"], sizes, m, k).numpy() * returns_stats.std + returns_stats.mean
     variance = np.var(batch["returns"])
     explained = float("nan") if variance == 0 else 1.0 - np.var(batch["returns"] - predicted) / variance
     stats.update(
@@ -373,6 +387,18 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )
     return stats
+
+
+def _values(net, states: torch.Tensor, sizes: np.ndarray | None, m: int, k: int) -> torch.Tensor:
+    """The critic's values of a whole batch of states (in slices cut to their rows with ``sizes``)."""
+    if sizes is None:
+        return net.value(states, m, k)
+    out = torch.empty(states.shape[0])
+    order = torch.as_tensor(np.argsort(sizes, kind="stable"))
+    for idx in order.split(1024):
+        rows = int(sizes[idx].max())
+        out[idx] = net.value(layout_of(states[0].numpy(), state=True).trimmed(states[idx], rows, state=True), m, k)
+    return out
 
 
 def _tensorboard(out: Path):

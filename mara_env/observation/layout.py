@@ -162,6 +162,35 @@ class ObservationLayout:
         table[: self.max_tasks] = vector[src["table"]].reshape(self.max_tasks, self.row_size)
         return out
 
+    def rows_in_use(self, vectors: Any, state: bool = False) -> np.ndarray:
+        """Per vector (numpy or torch, ``(..., size)``), how many leading rows hold every present row:
+        the last present row's index + 1, 0 for an empty table. Rows after it can be cut
+        (:meth:`trimmed`) without changing what the vector means."""
+        start = (self.state_slices if state else self.slices)["table"].start
+        table = np.asarray(vectors[..., start:])
+        present = table.reshape(*table.shape[:-1], self.max_tasks, self.row_size)[..., self.row_index["present"]] > 0.5
+        return (present * np.arange(1, self.max_tasks + 1)).max(axis=-1)
+
+    def trimmed(self, vectors: Any, max_tasks: int, state: bool = False) -> Any:
+        """Copies of ``vectors`` (numpy or torch, ``(..., size)``) cut to their first ``max_tasks`` rows, as
+        the layout of an env with ``max_tasks`` rows sees them: the inverse of :meth:`padded` for rows
+        (``last_action`` rescaled so it still names the same row, every other feature kept).
+
+        ``ValueError`` if ``max_tasks`` is not in ``[1, K_max]`` or a cut row is present.
+        """
+        if not 1 <= max_tasks <= self.max_tasks:
+            raise ValueError(f"max_tasks must be in [1, {self.max_tasks}] to trim this layout's rows, got {max_tasks}")
+        in_use = self.rows_in_use(vectors, state)
+        if np.any(in_use > max_tasks):
+            raise ValueError(f"cannot trim to {max_tasks} rows: row {int(in_use.max()) - 1} is present")
+        slices = self.state_slices if state else self.slices
+        out = vectors[..., : slices["table"].start + max_tasks * self.row_size]
+        out = out.clone() if hasattr(out, "clone") else out.copy()
+        out[..., slices["header"].start + HEADER.index("max_tasks")] = max_tasks
+        if not state:
+            out[..., slices["node"].start + NODE_FEATURES.index("last_action")] *= self.max_tasks / max_tasks
+        return out
+
     def with_forecasts(self, vector: np.ndarray, features: np.ndarray) -> np.ndarray:
         """A copy of observation ``vector`` whose forecast columns are ``features`` ``(K_max, 5)``."""
         out = np.array(vector, dtype=np.float32, copy=True)
