@@ -27,11 +27,10 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch
+from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch, trim_states
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
-from mara_env.observation import layout_of
 from mara_env.torch_threads import torch_threads
 
 MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
@@ -333,9 +332,9 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
     sizes = rows_needed(batch["obs"], batch["states"]) if config.row_buckets else None
     kls, clipfracs, agreements, stats = [], [], [], {}
     for _epoch in range(config.epochs):
-        order = torch.randperm(size)
-        minibatches = [order[begin : begin + minibatch] for begin in range(0, size, minibatch)]
-        if sizes is not None:  # one pool: the minibatches split the batch by table size
+        if sizes is None:
+            minibatches = torch.randperm(size).split(minibatch)
+        else:  # one pool: the minibatches split the batch by table size
             minibatches = size_buckets(sizes, minibatch, None, pool_batches=config.minibatches)
         for idx in minibatches:
             obs, masks, states = tensors["obs"][idx], tensors["masks"][idx], tensors["states"][idx]
@@ -397,7 +396,7 @@ def _values(net, states: torch.Tensor, sizes: np.ndarray | None, m: int, k: int)
     order = torch.as_tensor(np.argsort(sizes, kind="stable"))
     for idx in order.split(1024):
         rows = int(sizes[idx].max())
-        out[idx] = net.value(layout_of(states[0].numpy(), state=True).trimmed(states[idx], rows, state=True), m, k)
+        out[idx] = net.value(trim_states(states[idx], rows), m, k)
     return out
 
 

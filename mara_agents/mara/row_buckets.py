@@ -51,9 +51,12 @@ def trim_batch(
     obs: torch.Tensor, masks: torch.Tensor, states: torch.Tensor, rows: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """A batch's observations, action masks and states cut to their first ``rows`` rows."""
-    obs = layout_of(obs[0].numpy()).trimmed(obs, rows)
-    states = layout_of(states[0].numpy(), state=True).trimmed(states, rows, state=True)
-    return obs, masks[:, : rows + 1], states
+    return layout_of(obs[0].numpy()).trimmed(obs, rows), masks[:, : rows + 1], trim_states(states, rows)
+
+
+def trim_states(states: torch.Tensor, rows: int) -> torch.Tensor:
+    """A batch of ``state()`` vectors cut to their first ``rows`` rows."""
+    return layout_of(states[0].numpy(), state=True).trimmed(states, rows, state=True)
 
 
 def padded_logits(logits: torch.Tensor, max_tasks: int, fill: float) -> torch.Tensor:
