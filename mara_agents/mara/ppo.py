@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch, trim_states
+from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
@@ -371,7 +371,8 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         if config.target_kl is not None and np.mean(kls) > config.target_kl:
             break
     with torch.no_grad():
-        predicted = _values(net, tensors["states"], sizes, m, k).numpy() * returns_stats.std + returns_stats.mean
+        values = net.value(tensors["states"], m, k) if sizes is None else critic_values(net, tensors["states"], sizes)
+        predicted = values.numpy() * returns_stats.std + returns_stats.mean
     variance = np.var(batch["returns"])
     explained = float("nan") if variance == 0 else 1.0 - np.var(batch["returns"] - predicted) / variance
     stats.update(
@@ -386,18 +387,6 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )
     return stats
-
-
-def _values(net, states: torch.Tensor, sizes: np.ndarray | None, m: int, k: int) -> torch.Tensor:
-    """The critic's values of a whole batch of states (in slices cut to their rows with ``sizes``)."""
-    if sizes is None:
-        return net.value(states, m, k)
-    out = torch.empty(states.shape[0])
-    order = torch.as_tensor(np.argsort(sizes, kind="stable"))
-    for idx in order.split(1024):
-        rows = int(sizes[idx].max())
-        out[idx] = net.value(trim_states(states[idx], rows), m, k)
-    return out
 
 
 def _tensorboard(out: Path):

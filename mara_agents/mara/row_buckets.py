@@ -63,3 +63,11 @@ def padded_logits(logits: torch.Tensor, max_tasks: int, fill: float) -> torch.Te
     """Logits of a trimmed batch widened back to ``max_tasks + 1`` actions, the cut rows set to ``fill``."""
     missing = max_tasks + 1 - logits.shape[-1]
     return torch.nn.functional.pad(logits, (0, missing), value=fill) if missing > 0 else logits
+
+
+def critic_values(net: torch.nn.Module, states: torch.Tensor, sizes: np.ndarray, chunk: int = 1024) -> torch.Tensor:
+    """``net.value`` of a whole batch of states, in chunks of similar ``sizes`` cut to the rows they use."""
+    out = torch.empty(states.shape[0])
+    for idx in torch.as_tensor(np.argsort(sizes, kind="stable")).split(chunk):
+        out[idx] = net.value(trim_states(states[idx], int(sizes[idx].max())))
+    return out
