@@ -25,6 +25,7 @@ import torch
 
 import mara_agents
 import mara_env
+from mara_agents.bench.cells import load_value
 from mara_agents.evaluation import env_config
 from mara_agents.mara.checkpoint import build
 from mara_agents.mara.scheduler import MARAScheduler
@@ -57,7 +58,7 @@ def main() -> None:
                 "num_nodes": args.num_nodes,
                 "max_tasks": args.max_tasks,
                 "workload": args.workload,
-                "load": _load(args.load),
+                "load": load_value(args.load),
             },
         )
     )
@@ -85,14 +86,6 @@ def main() -> None:
         f"thread: median {np.median(times):.2f} ms, p95 {np.percentile(times, 95):.2f} ms over {times.size} slots; "
         f"{1000.0 * args.num_nodes / times.mean():.0f} node decisions per second"
     )
-
-
-def _load(text: str) -> str | float:
-    """A load preset name as given, a number as a float."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
 
 
 if __name__ == "__main__":
