@@ -15,6 +15,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
     --row-buckets                # minibatches of similar table size, cut to the rows in use
+    --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -117,6 +118,12 @@ def parse_args() -> argparse.Namespace:
         "losses, several times faster on mixed scenarios, but other minibatches than the shipped run's",
     )
     parser.add_argument(
+        "--guide-floor",
+        type=float,
+        help="the teacher cross-entropy's weight never falls below this during PPO (default 0: it anneals to 0 "
+        "by half the run, and PPO alone decides the end)",
+    )
+    parser.add_argument(
         "--ray",
         nargs="?",
         const="local",
@@ -174,6 +181,13 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.architecture is not None:
         config.architecture = args.architecture
     config.row_buckets = args.row_buckets
+    if args.guide_floor is not None:
+        if not 0.0 <= args.guide_floor <= config.guide_coef or config.teacher is None:
+            raise SystemExit(
+                f"--guide-floor must lie in [0, {config.guide_coef}] (the guide's starting weight) and needs a "
+                f"teacher; got {args.guide_floor} with teacher {config.teacher!r}"
+            )
+        config.guide_floor = args.guide_floor
     if config.architecture == "slot" and not config.planner_hints and not args.quick:
         config.warm_start_epochs = SLOT_WARM_START_EPOCHS
     for option, field in [

@@ -15,7 +15,7 @@ import mara_env
 from mara_agents.base import EnvRequirements
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.ppo import gae
+from mara_agents.mara.ppo import PPOConfig, gae, guide_weight
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_env.env import live_turns
 
@@ -51,6 +51,14 @@ def test_gae_hand_computed():
     # t=2: 2 + 3 - 1 = 4; t=1: 1 - 0.2 = 0.8 (no bootstrap); t=0: (0 + 0.2 - 0.5) + 0.5 * 0.8 = 0.1
     np.testing.assert_allclose(adv[:, 0], [0.1, 0.8, 4.0])
     np.testing.assert_allclose(ret, adv + values)
+
+
+def test_guide_weight_anneals_to_its_floor():
+    # coef 0.5 annealed to 0 by half of 10 iterations: iteration i weighs 0.5 * (1 - (i - 1) / 5)
+    config = PPOConfig(guide_coef=0.5, guide_until=0.5)
+    assert [round(guide_weight(config, i, 10), 6) for i in (1, 2, 4, 6, 10)] == [0.5, 0.4, 0.2, 0.0, 0.0]
+    config.guide_floor = 0.25  # the floor holds from iteration 3 (0.3 > 0.25 > 0.2) to the end
+    assert [round(guide_weight(config, i, 10), 6) for i in (1, 2, 3, 4, 10)] == [0.5, 0.4, 0.3, 0.25, 0.25]
 
 
 def test_checkpoint_round_trip_and_scheduler(tmp_path):
@@ -135,6 +143,15 @@ def test_max_rows_sets_the_largest_table_a_training_scenario_draws(monkeypatch):
     # fewer rows than the largest cluster's nodes is refused, naming the option and the value
     with pytest.raises(SystemExit, match=r"--max-rows: .*\(32: at least one row per node\)"):
         _train_mara_config(monkeypatch, "--generalist", "--max-rows", "32")
+
+
+def test_guide_floor_is_set_and_checked(monkeypatch):
+    assert _train_mara_config(monkeypatch, "--generalist").guide_floor == 0.0
+    assert _train_mara_config(monkeypatch, "--generalist", "--guide-floor", "0.25").guide_floor == 0.25
+    with pytest.raises(SystemExit, match=r"--guide-floor must lie in \[0, 0.5\].*got 0.9"):
+        _train_mara_config(monkeypatch, "--guide-floor", "0.9")
+    with pytest.raises(SystemExit, match=r"needs a teacher; got 0.1 with teacher None"):
+        _train_mara_config(monkeypatch, "--teacher", "none", "--guide-floor", "0.1")
 
 
 def test_shipped_checkpoint_is_registered_as_mara_and_plays():

@@ -10,7 +10,7 @@ the run first clones the teacher's actions on ``warm_start_episodes`` teacher ep
 critic to their returns (:mod:`mara_agents.mara.imitation`); during PPO the teacher labels every
 turn the policy visits and a cross-entropy term with weight ``guide_coef``, annealed to 0 by
 ``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
-what the policy does after that.
+what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class PPOConfig:
     warm_start_epochs: int = 4
     guide_coef: float = 0.5
     guide_until: float = 0.5
+    guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
     seed: int = 0
     width: int = 64
     layers: int = 2
@@ -102,6 +103,13 @@ class RunningMeanStd:
     @property
     def std(self) -> float:
         return float(np.sqrt(self.var) + 1e-8)
+
+
+def guide_weight(config: PPOConfig, iteration: int, iterations: int) -> float:
+    """The teacher cross-entropy's weight at a 1-based PPO iteration: ``guide_coef`` annealed linearly
+    to 0 by ``guide_until`` of the run, never below ``guide_floor``."""
+    annealed = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
+    return max(annealed, config.guide_floor)
 
 
 def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
@@ -204,7 +212,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 if config.anneal_lr:  # learning-rate annealing to 0
                     optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
                 batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
-                guide = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
+                guide = guide_weight(config, iteration, iterations)
                 with torch_threads(threads):  # the workers wait during the update: use every core
                     stats = _update(
                         net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0
