@@ -174,6 +174,11 @@ def test_pick_hints_are_the_planners_own_actions(teacher):
         assert (int(np.argmax(one_hot)) if one_hot.any() else -1) == pick
         assert one_hot.sum() == (pick >= 0)
         assert pick + 1 == action
+        # inference passes only the allowed rows, with the table's K_max to scale the edf key
+        allowed = np.flatnonzero(rest[-1])
+        subset = [a[allowed] for a in (taken, rows_due_earlier(deadline_rank), *rest[:-1])]
+        sub_pick = numpy_planner_picks(*subset, table_rows=taken.size)[which]
+        assert (allowed[sub_pick] if sub_pick >= 0 else -1) == pick
     assert sum(action > 0 for _, action in turns) > len(turns) // 2
 
 

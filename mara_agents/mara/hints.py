@@ -27,12 +27,14 @@ from mara_env.observation import decode
 HINT_FEATURES = ("plan_share", "plan_rank", "deadline_rank")
 
 
-def planner_hints(vectors: np.ndarray) -> np.ndarray:
+def planner_hints(vectors: np.ndarray, planner: SRWScheduler | None = None) -> np.ndarray:
     """``(n, K_max, 3)`` hints for a batch of observation vectors of one layout (``K_max`` from the header).
 
-    Raises ``ValueError`` for observations without forecast features (``srw`` plans on them).
+    ``planner``: an ``srw`` to plan with (its plan reads only the observation; a caller that asks for
+    hints at every slot keeps one instead of building one per call). Raises ``ValueError`` for
+    observations without forecast features (``srw`` plans on them).
     """
-    planner = SRWScheduler()
+    planner = SRWScheduler() if planner is None else planner
     vectors = np.asarray(vectors, dtype=np.float32)
     out: np.ndarray | None = None
     for i, vector in enumerate(vectors):

@@ -34,7 +34,8 @@ from mara_agents.mara.slot_network import (
     SlotEncoding,
     SlotMARANet,
 )
-from mara_env.observation import layout_of
+from mara_agents.srw import SRWScheduler
+from mara_env.observation import ObservationLayout, layout_of
 
 
 def rows_due_earlier(deadline_rank: np.ndarray) -> np.ndarray:
@@ -48,19 +49,27 @@ def numpy_planner_picks(
     own: np.ndarray,
     wanted: np.ndarray,
     plan_rank: np.ndarray,
-    allowed: np.ndarray,
+    allowed: np.ndarray | None = None,
+    table_rows: int | None = None,
 ) -> tuple[int, int]:
-    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
-    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
-    the planner idles (inference adds their weights to two scores instead of building one-hots)."""
-    k = taken.size
+    """:func:`planner_picks` for one observation's rows in numpy (``allowed`` boolean, ``None``: every row
+    given; ``earlier`` from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf``
+    picks among the rows given, -1 where the planner idles (inference adds their weights to two scores
+    instead of building one-hots). The rows may be a subset of the table (the allowed ones); then
+    ``table_rows`` is the table's ``K_max``, which scales the edf key."""
+    k = taken.size if table_rows is None else table_rows
     # the same lexicographic keys as planner_picks, smallest first
-    edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)
-    candidates = allowed & (wanted > 0.5)
-    srw_key = np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf)
-    edf = int(np.argmin(edf_key)) if allowed.any() else -1
-    srw = int(np.argmin(srw_key)) if candidates.any() else -1
-    return srw, edf
+    edf_key = taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own)
+    srw_key = (1.0 - own) * 2 + (1.0 - plan_rank)
+    candidates = wanted > 0.5
+    if allowed is not None:
+        edf_key, candidates = np.where(allowed, edf_key, np.inf), candidates & allowed
+        if not allowed.any():
+            return -1, -1
+    elif taken.size == 0:
+        return -1, -1
+    srw = int(np.argmin(np.where(candidates, srw_key, np.inf))) if candidates.any() else -1
+    return srw, int(np.argmin(edf_key))
 
 
 @dataclass
@@ -116,7 +125,8 @@ class _EncoderLayer:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         length, width = x.shape
         per_head = width // self.heads
-        q, k, v = np.split(x @ self.in_weight + self.in_bias, 3, axis=-1)
+        qkv = x @ self.in_weight + self.in_bias
+        q, k, v = qkv[:, :width], qkv[:, width : 2 * width], qkv[:, 2 * width :]
         q, k, v = (part.reshape(length, self.heads, per_head).transpose(1, 0, 2) for part in (q, k, v))
         scores = q @ k.transpose(0, 2, 1) / np.sqrt(per_head)
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -140,6 +150,7 @@ class NumpySlotEncoder:
         self.hinted = net.hint_embed is not None
         if self.hinted:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
+            self.planner = SRWScheduler()  # plans the hints of every slot
         self.width = net.config["width"]
 
     def __call__(self, vector: np.ndarray) -> SlotParts:
@@ -160,7 +171,7 @@ class NumpySlotEncoder:
         row_tokens, pooled = tokens[1:], tokens[0]
         hints, gate = np.zeros((k, len(HINT_FEATURES)), dtype=np.float32), 0.0
         if self.hinted:
-            hints = planner_hints(vector[None])[0]
+            hints = planner_hints(vector[None], self.planner)[0]
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
             gate = float(1.0 / (1.0 + np.exp(-(pooled @ self.gate[0] + self.gate[1])[0])))
         projected = np.zeros((k, self.width), dtype=np.float32)
@@ -190,6 +201,7 @@ class NumpyTurnHead:
         self.edf_idle = float(net.edf_idle.detach()[0])
         self._width = net.config["width"]
         self._pooled_term: tuple[SlotParts | None, np.ndarray] = (None, np.zeros(0))
+        self._allowed: _AllowedRows | None = None
 
     def _idle_pooled_term(self, parts: SlotParts) -> np.ndarray:
         """The idle layer's slot-token term, once per slot (every node's turn reads it)."""
@@ -198,41 +210,97 @@ class NumpyTurnHead:
             self._pooled_term = (parts, term)
         return self._pooled_term[1]
 
-    def logits(self, parts: SlotParts, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's parts."""
-        layout = layout_of(vector)
+    def logits(
+        self, parts: SlotParts, vector: np.ndarray, mask: np.ndarray, layout: ObservationLayout | None = None
+    ) -> np.ndarray:
+        """Masked logits ``(K_max + 1,)`` of one observation vector, given its slot's parts (``layout``: the
+        vector's, if the caller has read it already). Only allowed rows are scored: the rest are -inf."""
+        layout = layout_of(vector) if layout is None else layout
         k = layout.max_tasks
         node, globals_ = vector[layout.slices["node"]], vector[layout.slices["global"]]
-        table = vector[layout.slices["table"]].reshape(k, layout.row_size)
-        chosen = table[:, CHOSEN_NOW] if self.autoregressive else np.zeros(k, dtype=np.float32)
-        own = np.zeros(k, dtype=np.float32)
-        last = int(round(float(node[LAST_ACTION]) * k)) - 1
-        if last >= 0:
-            own[last] = 1.0
-        per_node = np.array([*node[NODE_INPUTS], globals_[FREE_NODES]], dtype=np.float32)
+        chosen = vector[layout.slices["table"]][CHOSEN_NOW :: layout.row_size]
+        if not self.autoregressive:
+            chosen = np.zeros(k, dtype=np.float32)
         taken = np.round(chosen * layout.num_nodes)
-        wanted = (parts.plan_nodes - taken > 0.5).astype(np.float32)
-        hint_rows = np.stack([wanted, own * wanted, parts.plan_rank * wanted], axis=1)
-        per_row = np.concatenate([np.stack([chosen, own, table[:, NODES_LAST_SLOT]], axis=1), hint_rows], axis=1)
-        hidden = parts.projected + (per_row @ self.turn_rows + per_node @ self.turn_node)
+        any_wanted = float((parts.plan_nodes - taken > 0.5).any())
+        per_node = np.array([*node[NODE_INPUTS], globals_[FREE_NODES]], dtype=np.float32)
+        logits = np.full(k + 1, -np.inf, dtype=np.float32)
+        allowed = self._allowed_rows(parts, vector, mask, layout)
+        if allowed.rows.size:
+            last = int(round(float(node[LAST_ACTION]) * k)) - 1
+            logits[allowed.rows + 1] = self._row_scores(allowed, chosen, taken, last, per_node, k)
+        if mask[0] > 0.5:
+            logits[0] = self._idle_score(parts, per_node, chosen, any_wanted)
+        return logits
+
+    def _allowed_rows(self, parts: SlotParts, vector, mask: np.ndarray, layout: ObservationLayout) -> _AllowedRows:
+        """The slot's parts on the rows ``mask`` allows, cached while the slot and the mask stay the same."""
+        key = mask.tobytes()
+        cached = self._allowed
+        if cached is None or cached.parts is not parts or cached.key != key:
+            table = vector[layout.slices["table"]].reshape(layout.max_tasks, layout.row_size)
+            cached = self._allowed = _AllowedRows.of(parts, key, np.flatnonzero(mask[1:] > 0.5), table, self)
+        return cached
+
+    def _row_scores(self, allowed: _AllowedRows, chosen, taken, last: int, per_node, k: int) -> np.ndarray:
+        """Scores of the allowed rows (``last``: the row this node trained last slot, -1 for none)."""
+        rows = allowed.rows
+        features = allowed.features  # chosen, own, nodes last slot, then the hint rows, then the edf rows
+        features[:, 0], taken_rows = chosen[rows], taken[rows]
+        own = features[:, 1]
+        own[:] = rows == last
+        wanted = features[:, 3]
+        np.greater(allowed.plan_nodes - taken_rows, 0.5, out=wanted)
+        np.multiply(own, wanted, out=features[:, 4])
+        np.multiply(allowed.plan_rank, wanted, out=features[:, 5])
+        features[:, 6], features[:, 8] = taken_rows, own
+        hidden = allowed.projected + (features[:, :TURN_ROW_INPUTS] @ self.turn_rows + per_node @ self.turn_node)
         scores = np.tanh(hidden, out=hidden) @ self.row_score + self.row_bias
-        any_wanted = float(wanted.max(initial=0.0))
+        if not self.hinted:
+            return scores
+        scores = scores + features[:, 3:] @ allowed.skip
+        if self.picks:  # the picks' one-hots add their weights to one score each
+            srw_pick, edf_pick = numpy_planner_picks(
+                taken_rows, allowed.earlier, own, wanted, allowed.plan_rank, table_rows=k
+            )
+            if srw_pick >= 0:
+                scores[srw_pick] += allowed.gate * self.row_skip[HINT_ROW_INPUTS]
+            if edf_pick >= 0:
+                scores[edf_pick] += (1.0 - allowed.gate) * self.edf_skip[EDF_ROW_INPUTS]
+        return scores
+
+    def _idle_score(self, parts: SlotParts, per_node: np.ndarray, chosen: np.ndarray, any_wanted: float) -> float:
         idle_in = np.concatenate([per_node, [chosen.sum(), any_wanted]]).astype(np.float32)
         idle_hidden = self._idle_pooled_term(parts) + idle_in @ self.idle_weight[self._width :]
         idle = np.tanh(idle_hidden) @ self.idle_score + self.idle_score_bias
         if self.hinted:
             gate = parts.gate
-            edf_rows = np.stack([taken, parts.deadline_rank, own], axis=1)
-            srw_part, edf_part = self.row_skip[:HINT_ROW_INPUTS], self.edf_skip[:EDF_ROW_INPUTS]
-            scores = scores + gate * (hint_rows @ srw_part) + (1.0 - gate) * (edf_rows @ edf_part)
-            if self.picks:  # the picks' one-hots add their weights to one score each
-                srw_pick, edf_pick = numpy_planner_picks(
-                    taken, parts.earlier, own, wanted, parts.plan_rank, mask[1:] > 0.5
-                )
-                if srw_pick >= 0:
-                    scores[srw_pick] += gate * self.row_skip[HINT_ROW_INPUTS]
-                if edf_pick >= 0:
-                    scores[edf_pick] += (1.0 - gate) * self.edf_skip[EDF_ROW_INPUTS]
             idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
-        logits = np.concatenate([[idle], scores]).astype(np.float32)
-        return np.where(mask > 0.5, logits, -np.inf)
+        return idle
+
+
+@dataclass
+class _AllowedRows:
+    """What a slot's turns read of the rows a mask allows; fixed while the slot and the mask stay the same."""
+
+    parts: SlotParts
+    key: bytes  # the mask's bytes
+    rows: np.ndarray  # the allowed rows' indices
+    projected: np.ndarray  # (rows, width)
+    plan_nodes: np.ndarray
+    plan_rank: np.ndarray
+    earlier: np.ndarray
+    gate: float
+    skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (1 - gate)
+    features: np.ndarray  # (rows, 9): a turn's inputs; nodes last slot and deadline rank filled once
+
+    @classmethod
+    def of(cls, parts: SlotParts, key: bytes, rows: np.ndarray, table: np.ndarray, head: NumpyTurnHead):
+        features = np.zeros((rows.size, TURN_ROW_INPUTS + EDF_ROW_INPUTS), dtype=np.float32)
+        features[:, 2], features[:, 7] = table[rows, NODES_LAST_SLOT], parts.deadline_rank[rows]
+        gate = parts.gate
+        skip = np.concatenate(
+            [gate * head.row_skip[:HINT_ROW_INPUTS], (1.0 - gate) * head.edf_skip[:EDF_ROW_INPUTS]]
+        ).astype(np.float32)
+        plan = (parts.plan_nodes[rows], parts.plan_rank[rows], parts.earlier[rows])
+        return cls(parts, key, rows, parts.projected[rows], *plan, gate, skip, features)

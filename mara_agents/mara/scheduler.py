@@ -91,7 +91,8 @@ class MARAScheduler:
 
     def _slot_logits(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """A slot-encoding network's logits: the slot is encoded once, at its first node's turn."""
-        shared = layout_of(vector).slot_part(vector)
+        layout = layout_of(vector)
+        shared = layout.slot_part(vector)
         if self._slot is None or not np.array_equal(self._slot[0], shared):
             self._slot = (shared, self._encoder(vector))
-        return self._head.logits(self._slot[1], vector, mask)
+        return self._head.logits(self._slot[1], vector, mask, layout)
