@@ -27,10 +27,12 @@ def capacity(nodes: np.ndarray, slots: np.ndarray, alpha: np.ndarray) -> np.ndar
 
 def min_nodes(remaining: np.ndarray, slots: np.ndarray, alpha: np.ndarray, max_nodes: int) -> np.ndarray:
     """Fewest nodes (1..max_nodes) that finish ``remaining`` in ``slots``; ``max_nodes + 1`` if none do."""
-    need = np.full(remaining.shape, max_nodes + 1)
-    for n in range(max_nodes, 0, -1):
-        need = np.where(capacity(np.full(remaining.shape, n), slots, alpha) >= remaining, n, need)
-    return need
+    if max_nodes < 1 or remaining.size == 0:
+        return np.full(remaining.shape, max_nodes + 1)
+    # every candidate count at once (a loop over 1..max_nodes cost 64 passes at 64 nodes)
+    counts = np.arange(1, max_nodes + 1)
+    fits = capacity(counts, slots[..., None], alpha[..., None]) >= remaining[..., None]
+    return np.where(fits.any(axis=-1), fits.argmax(axis=-1) + 1, max_nodes + 1)
 
 
 def greedy_allocation(
