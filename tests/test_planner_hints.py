@@ -174,12 +174,38 @@ def test_pick_hints_are_the_planners_own_actions(teacher):
         assert (int(np.argmax(one_hot)) if one_hot.any() else -1) == pick
         assert one_hot.sum() == (pick >= 0)
         assert pick + 1 == action
-        # inference passes only the allowed rows, with the table's K_max to scale the edf key
-        allowed = np.flatnonzero(rest[-1])
-        subset = [a[allowed] for a in (taken, rows_due_earlier(deadline_rank), *rest[:-1])]
-        sub_pick = numpy_planner_picks(*subset, table_rows=taken.size)[which]
-        assert (allowed[sub_pick] if sub_pick >= 0 else -1) == pick
     assert sum(action > 0 for _, action in turns) > len(turns) // 2
+
+
+@pytest.mark.parametrize("teacher", ["srw", "edf"])
+def test_the_numpy_head_adds_the_pick_weights_at_the_reference_picks(teacher):
+    """The turn head computes the picks' keys inline, on the allowed rows only: turning the two pick
+    weights on must move exactly the scores of the rows numpy_planner_picks names, by gate x weight."""
+    torch.manual_seed(2)
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True, pick_hints=True).eval()
+    with torch.no_grad():
+        net.gate.weight.normal_()
+        net.row_skip.weight[0, -1], net.edf_skip.weight[0, -1] = 0.0, 0.0
+    encoder, without = NumpySlotEncoder(net), NumpyTurnHead(net)
+    with torch.no_grad():
+        net.row_skip.weight[0, -1], net.edf_skip.weight[0, -1] = 3.0, 5.0
+    with_picks = NumpyTurnHead(net)
+    turns = list(_srw_turns(slots=15, scheduler=SRWScheduler() if teacher == "srw" else EDFScheduler()))
+    for observation, _ in turns[::3]:
+        vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
+        parts = encoder(vector)
+        after, before = with_picks.logits(parts, vector, mask), without.logits(parts, vector, mask)
+        assert np.array_equal(np.isfinite(after), mask > 0.5) and np.array_equal(np.isfinite(before), mask > 0.5)
+        moved = np.where(mask > 0.5, after - np.where(mask > 0.5, before, 0.0), 0.0)
+        taken, deadline_rank, *rest = _pick_inputs(net, vector, mask)
+        srw, edf = numpy_planner_picks(taken, rows_due_earlier(deadline_rank), *rest)
+        expected = np.zeros(mask.size - 1)
+        if srw >= 0:
+            expected[srw] += parts.gate * 3.0
+        if edf >= 0:
+            expected[edf] += (1.0 - parts.gate) * 5.0
+        np.testing.assert_allclose(moved[1:], np.where(mask[1:] > 0.5, expected, 0.0), atol=1e-5)
+        assert moved[0] == 0.0
 
 
 def test_pick_hints_start_at_weight_and_need_the_planner_hints(tmp_path):

@@ -49,27 +49,20 @@ def numpy_planner_picks(
     own: np.ndarray,
     wanted: np.ndarray,
     plan_rank: np.ndarray,
-    allowed: np.ndarray | None = None,
-    table_rows: int | None = None,
+    allowed: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`planner_picks` for one observation's rows in numpy (``allowed`` boolean, ``None``: every row
-    given; ``earlier`` from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf``
-    picks among the rows given, -1 where the planner idles (inference adds their weights to two scores
-    instead of building one-hots). The rows may be a subset of the table (the allowed ones); then
-    ``table_rows`` is the table's ``K_max``, which scales the edf key."""
-    k = taken.size if table_rows is None else table_rows
+    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
+    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
+    the planner idles. The readable form: :class:`NumpyTurnHead` computes the same keys on the allowed
+    rows with their per-slot parts precomputed, and adds the picks' weights to two scores."""
+    k = taken.size
     # the same lexicographic keys as planner_picks, smallest first
-    edf_key = taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own)
-    srw_key = (1.0 - own) * 2 + (1.0 - plan_rank)
-    candidates = wanted > 0.5
-    if allowed is not None:
-        edf_key, candidates = np.where(allowed, edf_key, np.inf), candidates & allowed
-        if not allowed.any():
-            return -1, -1
-    elif taken.size == 0:
-        return -1, -1
-    srw = int(np.argmin(np.where(candidates, srw_key, np.inf))) if candidates.any() else -1
-    return srw, int(np.argmin(edf_key))
+    edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)
+    candidates = allowed & (wanted > 0.5)
+    srw_key = np.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), np.inf)
+    edf = int(np.argmin(edf_key)) if allowed.any() else -1
+    srw = int(np.argmin(srw_key)) if candidates.any() else -1
+    return srw, edf
 
 
 @dataclass
@@ -129,7 +122,7 @@ class _EncoderLayer:
         qkv = x @ self.in_weight + self.in_bias
         q, k, v = qkv[:, :width], qkv[:, width : 2 * width], qkv[:, 2 * width :]
         q, k, v = (part.reshape(length, self.heads, per_head).transpose(1, 0, 2) for part in (q, k, v))
-        scores = q @ k.transpose(0, 2, 1) / np.sqrt(per_head)
+        scores = q @ k.transpose(0, 2, 1) * np.float32(per_head**-0.5)  # float32 throughout, as in torch
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights /= weights.sum(axis=-1, keepdims=True)
         attended = (weights @ v).transpose(1, 0, 2).reshape(length, width)
@@ -261,13 +254,12 @@ class NumpyTurnHead:
             return scores
         scores = scores + features[:, 3:] @ allowed.skip
         if self.picks:  # the picks' one-hots add their weights to one score each
-            srw_pick, edf_pick = numpy_planner_picks(
-                taken_rows, allowed.earlier, own, wanted, allowed.plan_rank, table_rows=k
-            )
-            if srw_pick >= 0:
-                scores[srw_pick] += allowed.gate * self.row_skip[HINT_ROW_INPUTS]
-            if edf_pick >= 0:
-                scores[edf_pick] += (1.0 - allowed.gate) * self.edf_skip[EDF_ROW_INPUTS]
+            # numpy_planner_picks' keys, with their per-slot parts precomputed (equal argmins)
+            edf_key = taken_rows * (2 * (k + 1)) + allowed.edf_base - own
+            scores[int(edf_key.argmin())] += (1.0 - allowed.gate) * self.edf_skip[EDF_ROW_INPUTS]
+            if wanted.any():
+                srw_key = np.where(wanted > 0.5, allowed.srw_base - 2.0 * own, np.inf)
+                scores[int(srw_key.argmin())] += allowed.gate * self.row_skip[HINT_ROW_INPUTS]
         return scores
 
     def _idle_score(self, parts: SlotParts, per_node: np.ndarray, chosen: np.ndarray, any_wanted: float) -> float:
@@ -290,7 +282,8 @@ class _AllowedRows:
     projected: np.ndarray  # (rows, width)
     plan_nodes: np.ndarray
     plan_rank: np.ndarray
-    earlier: np.ndarray
+    edf_base: np.ndarray  # the edf pick's key without its per-turn terms: rows due earlier x 2 + 1
+    srw_base: np.ndarray  # the srw pick's key off the own row: 2 + (1 - plan rank)
     gate: float
     skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (1 - gate)
     features: np.ndarray  # (rows, 9): a turn's inputs; nodes last slot and deadline rank filled once
@@ -303,5 +296,8 @@ class _AllowedRows:
         skip = np.concatenate(
             [gate * head.row_skip[:HINT_ROW_INPUTS], (1.0 - gate) * head.edf_skip[:EDF_ROW_INPUTS]]
         ).astype(np.float32)
-        plan = (parts.plan_nodes[rows], parts.plan_rank[rows], parts.earlier[rows])
-        return cls(parts, key, rows, parts.projected[rows], *plan, gate, skip, features)
+        plan_rank = parts.plan_rank[rows]
+        bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank))
+        return cls(
+            parts, key, rows, parts.projected[rows], parts.plan_nodes[rows], plan_rank, *bases, gate, skip, features
+        )

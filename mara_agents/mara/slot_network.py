@@ -76,7 +76,7 @@ def planner_picks(
     ``srw``: its own row if the plan still wants a node there, else the wanted row first in the plan's
     order. ``edf``: the allowed row with the fewest nodes this slot, then the earliest deadline, then the
     node's own row, then the lowest index (:class:`~mara_agents.heuristics.EDFScheduler`).
-    :func:`~.numpy_actor.numpy_planner_picks` is the same for one observation in numpy (inference).
+    :func:`~.numpy_actor.numpy_planner_picks` is the same for one observation in numpy.
     """
     k = taken.shape[-1]
     count = (deadline_rank > 0).sum(-1, keepdim=True).clamp(min=1)
