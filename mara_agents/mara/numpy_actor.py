@@ -227,7 +227,9 @@ class NumpyTurnHead:
             logits[0] = self._idle_score(parts, per_node, chosen, any_wanted)
         return logits
 
-    def _allowed_rows(self, parts: SlotParts, vector, mask: np.ndarray, layout: ObservationLayout) -> _AllowedRows:
+    def _allowed_rows(
+        self, parts: SlotParts, vector: np.ndarray, mask: np.ndarray, layout: ObservationLayout
+    ) -> _AllowedRows:
         """The slot's parts on the rows ``mask`` allows, cached while the slot and the mask stay the same."""
         key = mask.tobytes()
         cached = self._allowed
@@ -236,7 +238,9 @@ class NumpyTurnHead:
             cached = self._allowed = _AllowedRows.of(parts, key, np.flatnonzero(mask[1:] > 0.5), table, self)
         return cached
 
-    def _row_scores(self, allowed: _AllowedRows, chosen, taken, last: int, per_node, k: int) -> np.ndarray:
+    def _row_scores(
+        self, allowed: _AllowedRows, chosen: np.ndarray, taken: np.ndarray, last: int, per_node: np.ndarray, k: int
+    ) -> np.ndarray:
         """Scores of the allowed rows (``last``: the row this node trained last slot, -1 for none)."""
         rows = allowed.rows
         features = allowed.features  # chosen, own, nodes last slot, then the hint rows, then the edf rows
