@@ -57,6 +57,21 @@ def test_capacity_and_min_nodes_hand_computed():
     assert need.tolist() == [4, 9, 1]  # sqrt(9) * 9.9 = 29.7 < 30: even 8 nodes fail at alpha 0.5
 
 
+def test_min_nodes_is_the_fewest_that_fit_on_random_tasks():
+    rng = np.random.default_rng(0)
+    for max_nodes in (0, 1, 5, 64):
+        remaining, slots = rng.exponential(60.0, 200), rng.integers(0, 40, 200).astype(float)
+        alpha = rng.uniform(0.3, 1.0, 200)
+        need = min_nodes(remaining, slots, alpha, max_nodes)
+        for i, n in enumerate(need):
+            fits = [
+                capacity(np.array([c]), slots[i : i + 1], alpha[i : i + 1])[0] >= remaining[i]
+                for c in range(1, max_nodes + 1)
+            ]
+            assert n == (fits.index(True) + 1 if any(fits) else max_nodes + 1)
+    assert min_nodes(np.zeros(0), np.zeros(0), np.zeros(0), 8).shape == (0,)
+
+
 def test_greedy_allocation_admits_the_most_tasks():
     remaining = np.array([30.0, 9.0, 9.0, 500.0])
     slots = np.full(4, 10.0)
