@@ -27,7 +27,7 @@ def capacity(nodes: np.ndarray, slots: np.ndarray, alpha: np.ndarray) -> np.ndar
 
 def min_nodes(remaining: np.ndarray, slots: np.ndarray, alpha: np.ndarray, max_nodes: int) -> np.ndarray:
     """Fewest nodes (1..max_nodes) that finish ``remaining`` in ``slots``; ``max_nodes + 1`` if none do."""
-    if max_nodes < 1 or remaining.size == 0:
+    if max_nodes < 1:  # no count to try (argmax needs at least one)
         return np.full(remaining.shape, max_nodes + 1)
     # every candidate count at once (a loop over 1..max_nodes cost 64 passes at 64 nodes)
     counts = np.arange(1, max_nodes + 1)

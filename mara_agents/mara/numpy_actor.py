@@ -260,10 +260,10 @@ class NumpyTurnHead:
         if self.picks:  # the picks' one-hots add their weights to one score each
             # numpy_planner_picks' keys, with their per-slot parts precomputed (equal argmins)
             edf_key = taken_rows * (2 * (k + 1)) + allowed.edf_base - own
-            scores[int(edf_key.argmin())] += (1.0 - allowed.gate) * self.edf_skip[EDF_ROW_INPUTS]
+            scores[int(edf_key.argmin())] += (1.0 - allowed.parts.gate) * self.edf_skip[EDF_ROW_INPUTS]
             if wanted.any():
                 srw_key = np.where(wanted > 0.5, allowed.srw_base - 2.0 * own, np.inf)
-                scores[int(srw_key.argmin())] += allowed.gate * self.row_skip[HINT_ROW_INPUTS]
+                scores[int(srw_key.argmin())] += allowed.parts.gate * self.row_skip[HINT_ROW_INPUTS]
         return scores
 
     def _idle_score(self, parts: SlotParts, per_node: np.ndarray, chosen: np.ndarray, any_wanted: float) -> float:
@@ -288,7 +288,6 @@ class _AllowedRows:
     plan_rank: np.ndarray
     edf_base: np.ndarray  # the edf pick's key without its per-turn terms: rows due earlier x 2 + 1
     srw_base: np.ndarray  # the srw pick's key off the own row: 2 + (1 - plan rank)
-    gate: float
     skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (1 - gate)
     features: np.ndarray  # (rows, 9): a turn's inputs; nodes last slot and deadline rank filled once
 
@@ -302,6 +301,4 @@ class _AllowedRows:
         ).astype(np.float32)
         plan_rank = parts.plan_rank[rows]
         bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank))
-        return cls(
-            parts, key, rows, parts.projected[rows], parts.plan_nodes[rows], plan_rank, *bases, gate, skip, features
-        )
+        return cls(parts, key, rows, parts.projected[rows], parts.plan_nodes[rows], plan_rank, *bases, skip, features)
