@@ -73,6 +73,14 @@ class HangsAtSlot3(_AtSlot3):
             time.sleep(1.0)
 
 
+class SaysItsThreads(_AtSlot3):
+    """Fails at slot 3 with the thread-count variables its worker process sees, in its message."""
+
+    def misbehave(self) -> None:
+        names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+        raise RuntimeError(" ".join(f"{name}={os.environ.get(name)}" for name in names))
+
+
 class SlowEDF(EDFScheduler):
     """EDF that takes a while per turn, so that a bench can be interrupted or killed mid-cell.
 

@@ -96,6 +96,17 @@ def _wait_for(condition, seconds: float) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir() or os.name != "posix", reason="needs /proc and POSIX signals")
+def test_workers_run_numerical_libraries_on_one_thread_unless_the_user_says(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    out = tmp_path / "run"
+    assert bench(out, [f"{HERE}:SaysItsThreads"], "--jobs", "1", grid=ONE_LOAD) == 1
+    says = failures_by_agent(out)["SaysItsThreads"]["message"]
+    assert "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=3" in says, says
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # the bench's own process is left as it was
+
+
 def test_ctrl_c_keeps_finished_cells_and_a_rerun_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     bench_proc = _start(out, "edf", f"{HERE}:SlowEDF", env={"HOLD_FOR_EDF_CELLS": str(out / "cells")})
