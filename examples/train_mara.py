@@ -12,6 +12,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
+    --uniform-pick               # (generalist) a third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
     --row-buckets                # minibatches of similar table size, cut to the rows in use
@@ -90,6 +91,11 @@ def parse_args() -> argparse.Namespace:
         help="(--generalist) the skip paths do not read the row srw and edf pick at each turn",
     )
     parser.add_argument(
+        "--uniform-pick",
+        action="store_true",
+        help="(--generalist) a third skip path plays uniform's pick, gated with srw's and edf's by a softmax",
+    )
+    parser.add_argument(
         "--rule-start",
         action="store_true",
         help="(--generalist) start the actor's skip paths at srw's and edf's rules, mixed by its gate",
@@ -166,6 +172,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
         config.pick_hints = not args.no_pick_hints and config.planner_hints
+        config.uniform_pick = args.uniform_pick
         if args.teacher is None:  # episode by episode, the best of srw (on the env's forecasts), edf and more
             config.teacher = GENERALIST_TEACHER
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)
@@ -180,6 +187,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         parse_teacher(config.teacher)  # a clear error now for a candidate that names no agent
     if args.architecture is not None:
         config.architecture = args.architecture
+    if args.uniform_pick and not config.pick_hints:
+        raise SystemExit("--uniform-pick needs --generalist with its pick hints (no --no-hints, no --no-pick-hints)")
     config.row_buckets = args.row_buckets
     if args.guide_floor is not None:
         if not 0.0 <= args.guide_floor <= config.guide_coef or config.teacher is None:

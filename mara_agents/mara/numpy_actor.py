@@ -24,6 +24,7 @@ from torch import nn
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, PRESENT
 from mara_agents.mara.slot_network import (
+    AGE,
     EDF_ROW_INPUTS,
     FREE_NODES,
     HINT_ROW_INPUTS,
@@ -74,7 +75,9 @@ class SlotParts:
     plan_nodes: np.ndarray  # (K,): the srw plan's nodes per row (zeros without hints)
     plan_rank: np.ndarray  # (K,): 1 for the plan's first row down to 0 (zeros without hints)
     deadline_rank: np.ndarray  # (K,): 1 for the earliest deadline down to 0 (zeros without hints)
-    gate: float  # weight of the srw path against the edf path (0 without hints)
+    gate: float  # weight of the srw path (0 without hints); the edf path has 1 - gate - uniform_gate
+    uniform_gate: float = 0.0  # weight of the uniform path (0 without the uniform pick)
+    older: np.ndarray | None = None  # (K,): present rows older than each row (the uniform pick's key)
 
     def __post_init__(self) -> None:
         self.earlier = rows_due_earlier(self.deadline_rank)  # what the edf pick reads, once per slot
@@ -84,7 +87,8 @@ class SlotParts:
         """The first observation's parts of a torch :class:`SlotEncoding`."""
         parts = (encoding.projected, encoding.pooled, encoding.plan_nodes, encoding.plan_rank, encoding.deadline_rank)
         projected, pooled, *hints = (part[0].detach().numpy() for part in parts)
-        return cls(projected, pooled, *hints, float(encoding.gate[0, 0]))
+        gates = float(encoding.gate[0, 0]), float(encoding.uniform_gate[0, 0])
+        return cls(projected, pooled, *hints, *gates, encoding.older[0].detach().numpy())
 
 
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +149,7 @@ class NumpySlotEncoder:
         if self.hinted:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.planner = SRWScheduler()  # plans the hints of every slot
+        self.uniform = net.config["uniform_pick"]
         self.width = net.config["width"]
 
     def __call__(self, vector: np.ndarray) -> SlotParts:
@@ -163,15 +168,29 @@ class NumpySlotEncoder:
         for layer in self.layers:
             tokens = layer(tokens)
         row_tokens, pooled = tokens[1:], tokens[0]
-        hints, gate = np.zeros((k, len(HINT_FEATURES)), dtype=np.float32), 0.0
+        hints, gates = np.zeros((k, len(HINT_FEATURES)), dtype=np.float32), (0.0, 0.0)
         if self.hinted:
             hints = planner_hints(vector[None], self.planner)[0]
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
-            gate = float(1.0 / (1.0 + np.exp(-(pooled @ self.gate[0] + self.gate[1])[0])))
+            gates = self._gates(pooled)
         projected = np.zeros((k, self.width), dtype=np.float32)
         projected[present] = row_tokens @ self.row_hidden[0] + self.row_hidden[1]
         plan_nodes = np.round(hints[:, 0] * layout.num_nodes)
-        return SlotParts(projected, pooled, plan_nodes, hints[:, 1].copy(), hints[:, 2].copy(), gate)
+        older = None
+        if self.uniform:  # slot_network.older_rows, on the present rows
+            age = rows[:, AGE]
+            older = np.zeros(k, dtype=np.float32)
+            older[present] = (age[None, :] > age[:, None]).sum(axis=1)
+        return SlotParts(projected, pooled, plan_nodes, hints[:, 1].copy(), hints[:, 2].copy(), *gates, older)
+
+    def _gates(self, pooled: np.ndarray) -> tuple[float, float]:
+        """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
+        logits = pooled @ self.gate[0] + self.gate[1]
+        if not self.uniform:
+            return float(1.0 / (1.0 + np.exp(-logits[0]))), 0.0
+        weights = np.exp(np.array([logits[0], 0.0, logits[1]]) - max(float(logits.max()), 0.0))
+        weights /= weights.sum()
+        return float(weights[0]), float(weights[2])
 
 
 class NumpyTurnHead:
@@ -193,6 +212,9 @@ class NumpyTurnHead:
         self.idle_skip = float(net.idle_skip.weight.detach()[0, 0])
         self.edf_skip = net.edf_skip.weight.detach().numpy()[0].copy()
         self.edf_idle = float(net.edf_idle.detach()[0])
+        self.uniform = net.config["uniform_pick"]
+        self.uniform_skip = float(net.uniform_skip.detach()[0]) if self.uniform else 0.0
+        self.uniform_idle = float(net.uniform_idle.detach()[0]) if self.uniform else 0.0
         self._width = net.config["width"]
         self._pooled_term: tuple[SlotParts | None, np.ndarray] = (None, np.zeros(0))
         self._allowed: _AllowedRows | None = None
@@ -259,11 +281,15 @@ class NumpyTurnHead:
         scores = scores + features[:, 3:] @ allowed.skip
         if self.picks:  # the picks' one-hots add their weights to one score each
             # numpy_planner_picks' keys, with their per-slot parts precomputed (equal argmins)
+            parts = allowed.parts
             edf_key = taken_rows * (2 * (k + 1)) + allowed.edf_base - own
-            scores[int(edf_key.argmin())] += (1.0 - allowed.parts.gate) * self.edf_skip[EDF_ROW_INPUTS]
+            scores[int(edf_key.argmin())] += (1.0 - parts.gate - parts.uniform_gate) * self.edf_skip[EDF_ROW_INPUTS]
             if wanted.any():
                 srw_key = np.where(wanted > 0.5, allowed.srw_base - 2.0 * own, np.inf)
-                scores[int(srw_key.argmin())] += allowed.parts.gate * self.row_skip[HINT_ROW_INPUTS]
+                scores[int(srw_key.argmin())] += parts.gate * self.row_skip[HINT_ROW_INPUTS]
+            if self.uniform:  # slot_network.uniform_picks' key
+                uniform_key = taken_rows * (2 * (k + 1)) + allowed.uniform_base - (k + 1) * own
+                scores[int(uniform_key.argmin())] += parts.uniform_gate * self.uniform_skip
         return scores
 
     def _idle_score(self, parts: SlotParts, per_node: np.ndarray, chosen: np.ndarray, any_wanted: float) -> float:
@@ -271,8 +297,9 @@ class NumpyTurnHead:
         idle_hidden = self._idle_pooled_term(parts) + idle_in @ self.idle_weight[self._width :]
         idle = np.tanh(idle_hidden) @ self.idle_score + self.idle_score_bias
         if self.hinted:
-            gate = parts.gate
-            idle += gate * self.idle_skip * any_wanted + (1.0 - gate) * self.edf_idle
+            gate, uniform_gate = parts.gate, parts.uniform_gate
+            idle += gate * self.idle_skip * any_wanted + (1.0 - gate - uniform_gate) * self.edf_idle
+            idle += uniform_gate * self.uniform_idle
         return idle
 
 
@@ -288,6 +315,7 @@ class _AllowedRows:
     plan_rank: np.ndarray
     edf_base: np.ndarray  # the edf pick's key without its per-turn terms: rows due earlier x 2 + 1
     srw_base: np.ndarray  # the srw pick's key off the own row: 2 + (1 - plan rank)
+    uniform_base: np.ndarray  # the uniform pick's key off the own row: (K + 1) + older rows
     skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (1 - gate)
     features: np.ndarray  # (rows, 9): a turn's inputs; nodes last slot and deadline rank filled once
 
@@ -296,9 +324,11 @@ class _AllowedRows:
         features = np.zeros((rows.size, TURN_ROW_INPUTS + EDF_ROW_INPUTS), dtype=np.float32)
         features[:, 2], features[:, 7] = table[rows, NODES_LAST_SLOT], parts.deadline_rank[rows]
         gate = parts.gate
+        edf_gate = 1.0 - gate - parts.uniform_gate
         skip = np.concatenate(
-            [gate * head.row_skip[:HINT_ROW_INPUTS], (1.0 - gate) * head.edf_skip[:EDF_ROW_INPUTS]]
+            [gate * head.row_skip[:HINT_ROW_INPUTS], edf_gate * head.edf_skip[:EDF_ROW_INPUTS]]
         ).astype(np.float32)
         plan_rank = parts.plan_rank[rows]
-        bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank))
+        older = parts.older[rows] if parts.older is not None else np.zeros(rows.size, dtype=np.float32)
+        bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank), (parts.plan_rank.size + 1) + older)
         return cls(parts, key, rows, parts.projected[rows], parts.plan_nodes[rows], plan_rank, *bases, skip, features)

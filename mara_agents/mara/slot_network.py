@@ -22,6 +22,11 @@ whole transformer again at every turn. This actor splits the work:
   would pick at this very turn (:func:`planner_picks`). Without it, following ``edf`` means telling
   deadline ranks ``1/K`` apart, which a small network cannot do at 64 nodes and 128 rows (it agreed
   with an ``edf`` teacher on 20% of turns there, 87% at 4 nodes).
+- **uniform pick** (``uniform_pick=True``): a third skip path plays ``uniform``'s rule (the fewest
+  nodes this slot, then the node's own row, then the oldest task), and the gate becomes a softmax over
+  the three paths. ``uniform`` is a teacher candidate and the best scheduler in several heavily
+  loaded ``rl`` cells, but it breaks ``edf``'s ties by age where ``edf`` breaks them by deadline, so
+  without its pick the student cannot tell its labels from ``edf``'s.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -61,6 +66,8 @@ TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, t
 TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
+AGE = ROW_FEATURES.index("age")
+PRESENT = ROW_FEATURES.index("present")
 
 
 def planner_picks(
@@ -92,6 +99,24 @@ def planner_picks(
     return picks[0], picks[1]
 
 
+def older_rows(rows: torch.Tensor) -> torch.Tensor:
+    """``(n, K)``: per present row, the present rows that arrived strictly earlier (older), from the rows'
+    ages; 0 for empty rows."""
+    present = rows[..., PRESENT] > 0.5
+    age = torch.where(present, rows[..., AGE], torch.tensor(float("-inf")))
+    return (age[..., None, :] > age[..., :, None]).sum(-1).float() * present
+
+
+def uniform_picks(taken: torch.Tensor, own: torch.Tensor, older: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """One-hots ``(n, K)`` of the row ``uniform`` picks at this turn (zeros where nothing is allowed): the
+    fewest nodes this slot, then the node's own row, then the oldest, then the lowest index
+    (:class:`~mara_agents.heuristics.UniformScheduler`). ``older`` from :func:`older_rows`."""
+    k = taken.shape[-1]
+    key = torch.where(allowed, taken * 2 * (k + 1) + (1.0 - own) * (k + 1) + older, torch.tensor(float("inf")))
+    one_hot = torch.zeros_like(taken).scatter_(-1, key.argmin(-1, keepdim=True), 1.0)
+    return one_hot * allowed.any(-1, keepdim=True)
+
+
 @dataclass
 class SlotEncoding:
     """What a slot's turns share: per-row head projections, the pooled slot, and the present rows."""
@@ -101,7 +126,9 @@ class SlotEncoding:
     plan_nodes: torch.Tensor  # (n, K): the planner's nodes per row this slot (zeros without hints)
     plan_rank: torch.Tensor  # (n, K): 1 for the plan's first row down to 0 (zeros without hints)
     deadline_rank: torch.Tensor  # (n, K): 1 for the earliest deadline down to 0 (zeros without hints)
-    gate: torch.Tensor  # (n, 1): weight of the srw path against the edf path (0 without hints)
+    gate: torch.Tensor  # (n, 1): weight of the srw path (0 without hints); the edf path has 1 - gate - uniform_gate
+    uniform_gate: torch.Tensor  # (n, 1): weight of the uniform path (0 without the uniform pick)
+    older: torch.Tensor  # (n, K): present rows older than each row (zeros without the uniform pick)
 
 
 class SlotMARANet(nn.Module):
@@ -120,6 +147,9 @@ class SlotMARANet(nn.Module):
     pick_hints:
         Give each skip path the row its planner picks at this turn (:func:`planner_picks`; needs
         ``planner_hints``).
+    uniform_pick:
+        A third skip path on the row ``uniform`` picks (:func:`uniform_picks`), gated with the others
+        by a softmax (needs ``pick_hints``).
     """
 
     architecture = "slot"
@@ -133,10 +163,13 @@ class SlotMARANet(nn.Module):
         autoregressive: bool = True,
         planner_hints: bool = False,
         pick_hints: bool = False,
+        uniform_pick: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
             raise ValueError("pick_hints needs planner_hints=True (the picks follow the srw plan and deadline order)")
+        if uniform_pick and not pick_hints:
+            raise ValueError("uniform_pick needs pick_hints=True (it is a third pick beside srw's and edf's)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -146,6 +179,7 @@ class SlotMARANet(nn.Module):
             "autoregressive": autoregressive,
             "planner_hints": planner_hints,
             "pick_hints": pick_hints,
+            "uniform_pick": uniform_pick,
         }
         self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT), width, layers, heads)
         self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
@@ -163,13 +197,17 @@ class SlotMARANet(nn.Module):
         self.idle_skip = nn.Linear(1, 1, bias=False)
         self.edf_skip = nn.Linear(EDF_ROW_INPUTS + picks, 1, bias=False)
         self.edf_idle = nn.Parameter(torch.zeros(1))
-        self.gate = nn.Linear(width, 1)
+        # the gate's logits: srw's against edf's fixed 0 (a sigmoid), and with the uniform pick uniform's too
+        self.gate = nn.Linear(width, 1 + int(uniform_pick))
         for layer in (self.row_skip, self.idle_skip, self.edf_skip, self.gate):
             nn.init.zeros_(layer.weight)
         nn.init.zeros_(self.gate.bias)
         if pick_hints:
             with torch.no_grad():
                 self.row_skip.weight[0, -1] = self.edf_skip.weight[0, -1] = PICK_START
+        if uniform_pick:
+            self.uniform_skip = nn.Parameter(torch.full((1,), PICK_START))
+            self.uniform_idle = nn.Parameter(torch.zeros(1))
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     def start_at_rules(self) -> None:
@@ -202,11 +240,24 @@ class SlotMARANet(nn.Module):
         tokens = self.encoder(rows, windows, globals_[:, SLOT_CONTEXT_INDEX], extra_tokens=slot)
         row_tokens, pooled = tokens[:, 1:], tokens[:, 0]
         hints, gate = torch.zeros((*rows.shape[:2], len(HINT_FEATURES))), torch.zeros((rows.shape[0], 1))
+        uniform_gate, older = torch.zeros_like(gate), torch.zeros_like(rows[..., 0])
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
-            row_tokens, gate = row_tokens + self.hint_embed(hints), torch.sigmoid(self.gate(pooled))
+            row_tokens = row_tokens + self.hint_embed(hints)
+            gate, uniform_gate = self._gates(pooled)
+        if self.config["uniform_pick"]:
+            older = older_rows(rows)
         plan_nodes = torch.round(hints[..., 0] * observation[:, NUM_NODES, None])  # plan share x M
-        return SlotEncoding(self.row_hidden(row_tokens), pooled, plan_nodes, hints[..., 1], hints[..., 2], gate)
+        projected = self.row_hidden(row_tokens)
+        return SlotEncoding(projected, pooled, plan_nodes, hints[..., 1], hints[..., 2], gate, uniform_gate, older)
+
+    def _gates(self, pooled: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The srw and uniform paths' weights ``(n, 1)`` each; the edf path gets the rest."""
+        logits = self.gate(pooled)
+        if not self.config["uniform_pick"]:
+            return torch.sigmoid(logits), torch.zeros_like(logits)
+        weights = torch.softmax(torch.cat([logits[:, :1], torch.zeros_like(logits[:, :1]), logits[:, 1:]], -1), -1)
+        return weights[:, :1], weights[:, 2:]
 
     def turn_logits(self, encoding: SlotEncoding, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` of the nodes whose observations these are, given their slot."""
@@ -224,8 +275,9 @@ class SlotMARANet(nn.Module):
         any_wanted = wanted.amax(-1, keepdim=True)
         idle_in = torch.cat([encoding.pooled, per_node, chosen.sum(-1, keepdim=True), any_wanted], dim=-1)
         idle = self.idle_score(torch.tanh(self.idle_hidden(idle_in)))
-        if self.hint_embed is not None:  # the gated skip paths: srw's rule and edf's rule
-            gate = encoding.gate
+        if self.hint_embed is not None:  # the gated skip paths: srw's rule and edf's rule (and uniform's)
+            gate, uniform_gate = encoding.gate, encoding.uniform_gate
+            edf_gate = 1.0 - gate - uniform_gate
             taken = torch.round(chosen * observation[:, NUM_NODES, None])
             edf_rows = torch.stack([taken, encoding.deadline_rank, own], dim=-1)
             if self.config["pick_hints"]:
@@ -236,8 +288,12 @@ class SlotMARANet(nn.Module):
                 hint_rows = torch.cat([hint_rows, srw_pick[..., None]], dim=-1)
                 edf_rows = torch.cat([edf_rows, edf_pick[..., None]], dim=-1)
             scores = scores + gate * self.row_skip(hint_rows).squeeze(-1)
-            scores = scores + (1.0 - gate) * self.edf_skip(edf_rows).squeeze(-1)
-            idle = idle + gate * self.idle_skip(any_wanted) + (1.0 - gate) * self.edf_idle
+            scores = scores + edf_gate * self.edf_skip(edf_rows).squeeze(-1)
+            idle = idle + gate * self.idle_skip(any_wanted) + edf_gate * self.edf_idle
+            if self.config["uniform_pick"]:
+                uniform_pick = uniform_picks(taken, own, encoding.older, mask[:, 1:] > 0.5)
+                scores = scores + uniform_gate * self.uniform_skip * uniform_pick
+                idle = idle + uniform_gate * self.uniform_idle
         return torch.cat([idle, scores], dim=-1).masked_fill(mask < 0.5, float("-inf"))
 
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
