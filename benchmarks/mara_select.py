@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import time
 from pathlib import Path
 
-import numpy as np
+# The worker processes each play one episode at a time, --jobs of them at once: numpy's BLAS gets one
+# thread in each, as in mara bench's workers (set before numpy loads; a variable you set is kept).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from mara_agents.registry import load_agent
-from mara_agents.stats import format_table
-from mara_env.forecast.evaluation import write_report
+import numpy as np  # noqa: E402
+
+from mara_agents.registry import load_agent  # noqa: E402
+from mara_agents.stats import format_table  # noqa: E402
+from mara_env.forecast.evaluation import write_report  # noqa: E402
 
 VALIDATION_SEED = 10_000_000
 SCENARIOS = {
