@@ -315,8 +315,8 @@ class _AllowedRows:
     plan_rank: np.ndarray
     edf_base: np.ndarray  # the edf pick's key without its per-turn terms: rows due earlier x 2 + 1
     srw_base: np.ndarray  # the srw pick's key off the own row: 2 + (1 - plan rank)
-    uniform_base: np.ndarray  # the uniform pick's key off the own row: (K + 1) + older rows
-    skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (1 - gate)
+    uniform_base: np.ndarray | None  # the uniform pick's key off the own row: (K + 1) + older rows (None: no pick)
+    skip: np.ndarray  # (6,): the skip paths' weights on the hint rows (times gate) and the edf rows (edf's weight)
     features: np.ndarray  # (rows, 9): a turn's inputs; nodes last slot and deadline rank filled once
 
     @classmethod
@@ -329,6 +329,6 @@ class _AllowedRows:
             [gate * head.row_skip[:HINT_ROW_INPUTS], edf_gate * head.edf_skip[:EDF_ROW_INPUTS]]
         ).astype(np.float32)
         plan_rank = parts.plan_rank[rows]
-        older = parts.older[rows] if parts.older is not None else np.zeros(rows.size, dtype=np.float32)
-        bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank), (parts.plan_rank.size + 1) + older)
+        uniform_base = None if parts.older is None else (parts.plan_rank.size + 1) + parts.older[rows]
+        bases = (parts.earlier[rows] * 2 + 1.0, 2.0 + (1.0 - plan_rank), uniform_base)
         return cls(parts, key, rows, parts.projected[rows], parts.plan_nodes[rows], plan_rank, *bases, skip, features)

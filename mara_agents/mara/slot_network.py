@@ -44,6 +44,7 @@ from torch import nn
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
     CHOSEN_NOW,
+    PRESENT,
     RowEncoder,
     batch_layout,
     critic_value,
@@ -67,7 +68,6 @@ TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
 AGE = ROW_FEATURES.index("age")
-PRESENT = ROW_FEATURES.index("present")
 
 
 def planner_picks(
