@@ -70,6 +70,13 @@ PICK_START = 5.0  # the pick hints' starting weight in each skip path: the plann
 AGE = ROW_FEATURES.index("age")
 
 
+def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """One-hots ``(n, K)`` of each row's smallest key (the lowest index on ties), zeros where ``where``
+    ``(n, K)`` allows no row (a planner that idles)."""
+    one_hot = torch.zeros_like(key).scatter_(-1, key.argmin(-1, keepdim=True), 1.0)
+    return one_hot * where.any(-1, keepdim=True)
+
+
 def planner_picks(
     taken: torch.Tensor,
     deadline_rank: torch.Tensor,
@@ -92,11 +99,7 @@ def planner_picks(
     edf_key = torch.where(allowed, taken * 2 * (k + 1) + earlier * 2 + (1.0 - own), inf)
     candidates = allowed & (wanted > 0.5)
     srw_key = torch.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), inf)
-    picks = []
-    for key, any_row in ((srw_key, candidates.any(-1, keepdim=True)), (edf_key, allowed.any(-1, keepdim=True))):
-        one_hot = torch.zeros_like(taken).scatter_(-1, key.argmin(-1, keepdim=True), 1.0)
-        picks.append(one_hot * any_row)
-    return picks[0], picks[1]
+    return smallest_key_one_hot(srw_key, candidates), smallest_key_one_hot(edf_key, allowed)
 
 
 def older_rows(rows: torch.Tensor) -> torch.Tensor:
@@ -113,8 +116,7 @@ def uniform_picks(taken: torch.Tensor, own: torch.Tensor, older: torch.Tensor, a
     (:class:`~mara_agents.heuristics.UniformScheduler`). ``older`` from :func:`older_rows`."""
     k = taken.shape[-1]
     key = torch.where(allowed, taken * 2 * (k + 1) + (1.0 - own) * (k + 1) + older, torch.tensor(float("inf")))
-    one_hot = torch.zeros_like(taken).scatter_(-1, key.argmin(-1, keepdim=True), 1.0)
-    return one_hot * allowed.any(-1, keepdim=True)
+    return smallest_key_one_hot(key, allowed)
 
 
 @dataclass
