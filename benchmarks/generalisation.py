@@ -10,8 +10,8 @@ single-scenario ``mara`` is then one of the others). Per cell the report gives M
 the best other non-oracle scheduler's, their difference paired by seed (95% t-interval), MARA's and
 edf's utilisation, and the LP ceiling; the last lines are the mean of the paired differences over all
 cells and a trace-replay row (``--trace``, a bursty heavy-tailed trace made with
-``examples/traces/make_example_trace.py``). Writes the markdown report and the raw records as JSON
-beside it.
+``examples/traces/make_example_trace.py``). Writes the markdown report, the raw records as JSON
+beside it, and the paired differences as a heatmap (``.png``, where matplotlib is installed).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from agents_by_preset import run_grid, write_report  # the sibling script (bench
 
 import mara_agents
 from mara_agents.bench import BenchConfig
+from mara_agents.bench.figures import have_matplotlib, plot_differences
 from mara_agents.stats import format_mean_ci, format_table, mean_ci95, paired_difference
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS
 
@@ -134,6 +135,18 @@ def main() -> None:
     )
     flat = {(a, f"{w}/M{m}", load): recs for (a, w, load, m), recs in results.items()}
     write_report(args.out, note + "\n\n" + format_table(HEADER, rows) + "\n", flat)
+    if args.out is not None and have_matplotlib():
+        write_heatmap(args.out.with_suffix(".png"), dict(zip(keys, diffs)), args.mara)
+
+
+def write_heatmap(path: Path, diffs: dict, mara: str) -> None:
+    """The paired differences as a heatmap: a row per workload and load (the trace last), a column per M."""
+    by_label = {(f"{w} {load}" if w != "trace" else "trace", f"M{m}"): d for (w, load, m), d in diffs.items()}
+    rows = list(dict.fromkeys(row for row, _ in by_label))
+    columns = [f"M{m}" for m in sorted({m for (_, _, m) in diffs})]
+    title = f"{mara} minus the best other non-oracle scheduler\n(paired by seed; ▼ ▲: 95% interval below / above 0)"
+    plot_differences(by_label, rows, columns, title, path)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -179,3 +179,45 @@ def plot_gantt(done_cell: dict, path: str | Path, search_path: str = "") -> None
         f"of {record['arrived']} tasks completed ({record['completion_rate']:.0%})"
     )
     _save(fig, Path(path))
+
+
+def difference_label(diff: dict | None) -> str:
+    """A heatmap cell's text: the paired difference in points, ``▼``/``▲`` where its 95% interval lies
+    wholly below/above 0, empty for a cell that was not run."""
+    if diff is None or math.isnan(diff["mean"]):
+        return ""
+    mean, ci = 100 * diff["mean"], 100 * diff["ci95"]
+    mark = "" if math.isnan(ci) else "▼" if mean + ci < 0 else "▲" if mean - ci > 0 else ""
+    return f"{mean:+.1f}{mark}"
+
+
+def plot_differences(diffs: dict, rows: Sequence[str], columns: Sequence[str], title: str, path: Path) -> None:
+    """A heatmap of paired differences (:func:`~mara_agents.stats.paired_difference`) keyed by (row,
+    column) in percentage points, red below 0 and blue above, each cell labelled by
+    :func:`difference_label`."""
+    _save(differences_figure(diffs, rows, columns, title), path)
+
+
+def differences_figure(diffs: dict, rows: Sequence[str], columns: Sequence[str], title: str) -> object:
+    """The figure of :func:`plot_differences`."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    grid = np.full((len(rows), len(columns)), np.nan)
+    for (i, row), (j, column) in ((r, c) for r in enumerate(rows) for c in enumerate(columns)):
+        if diffs.get((row, column)) is not None:
+            grid[i, j] = 100 * diffs[(row, column)]["mean"]
+    limit = max(1.0, float(np.nanmax(np.abs(grid)))) if np.isfinite(grid).any() else 1.0
+    fig = Figure(figsize=(max(MIN_WIDTH, 2.6 + 0.9 * len(columns)), 1.2 + 0.3 * len(rows)), dpi=DPI, layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            dark = abs(grid[i, j]) > 0.6 * limit  # white text where the colour is deep
+            label = difference_label(diffs.get((row, column)))
+            ax.text(j, i, label, ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(len(columns)), labels=list(columns))
+    ax.set_yticks(range(len(rows)), labels=list(rows))
+    fig.colorbar(image, ax=ax, label="paired difference (pp)")
+    ax.set_title(title, fontsize=9)
+    return fig
