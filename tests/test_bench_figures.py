@@ -67,7 +67,7 @@ def test_difference_labels_mark_only_intervals_clear_of_zero():
 def test_difference_heatmap_colours_each_cell_and_leaves_missing_ones_blank():
     diffs = {("rl heavy", "M32"): {"mean": -0.08, "ci95": 0.03}, ("rl heavy", "M64"): {"mean": 0.02, "ci95": 0.05}}
     rows, columns = ["rl heavy", "trace"], ["M32", "M64"]
-    title = "mara_generalist minus the best other non-oracle scheduler\n(paired by seed; ▼ ▲: 95% interval below / above 0)"
+    title = "mara_generalist minus the best other non-oracle scheduler\n(paired by seed; ▼ ▲: 95% interval clear of 0)"
     fig = differences_figure(diffs, rows, columns, title)
     ax = fig.axes[0]
     grid = ax.images[0].get_array()

@@ -208,7 +208,8 @@ def differences_figure(diffs: dict, rows: Sequence[str], columns: Sequence[str],
         if diffs.get((row, column)) is not None:
             grid[i, j] = 100 * diffs[(row, column)]["mean"]
     limit = max(1.0, float(np.nanmax(np.abs(grid)))) if np.isfinite(grid).any() else 1.0
-    fig = Figure(figsize=(max(MIN_WIDTH, 2.6 + 0.9 * len(columns)), 1.2 + 0.3 * len(rows)), dpi=DPI, layout="constrained")
+    size = (max(MIN_WIDTH, 2.6 + 0.9 * len(columns)), 1.2 + 0.3 * len(rows))
+    fig = Figure(figsize=size, dpi=DPI, layout="constrained")
     ax = fig.subplots()
     image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
     for i, row in enumerate(rows):
