@@ -17,6 +17,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
     --row-buckets                # minibatches of similar table size, cut to the rows in use
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
+    --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -130,6 +131,12 @@ def parse_args() -> argparse.Namespace:
         "by half the run, and PPO alone decides the end)",
     )
     parser.add_argument(
+        "--gate-coef",
+        type=float,
+        help="(--generalist) weight of a cross-entropy that asks the gate to pick the skip path of the planner "
+        "the best teacher follows in each episode (warm start; annealed with the guide in PPO; default 0: off)",
+    )
+    parser.add_argument(
         "--ray",
         nargs="?",
         const="local",
@@ -190,6 +197,14 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.uniform_pick and not config.pick_hints:
         raise SystemExit("--uniform-pick needs --generalist with its pick hints (no --no-hints, no --no-pick-hints)")
     config.row_buckets = args.row_buckets
+    if args.gate_coef is not None:
+        best = config.teacher is not None and parse_teacher(config.teacher)[0] in BEST_TEACHERS
+        if args.gate_coef < 0 or not config.planner_hints or not best:
+            raise SystemExit(
+                f"--gate-coef must be >= 0 and needs --generalist with its planner hints and a best teacher "
+                f"({', '.join(BEST_TEACHERS)}); got {args.gate_coef} with teacher {config.teacher!r}"
+            )
+        config.gate_coef = args.gate_coef
     if args.guide_floor is not None:
         if not 0.0 <= args.guide_floor <= config.guide_coef or config.teacher is None:
             raise SystemExit(

@@ -412,7 +412,7 @@ def test_worker_pool_spreads_copies_and_labels_turns():
         turns = pool.observe()
         assert len(turns) == 3 and [len(s) for s in pool.shares] == [2, 1]
         for _ in range(25):  # past the 20 turns of an episode: every copy resets at least once
-            turns = pool.step(np.array([t[3] for t in turns]))  # play the teacher's labels
+            turns = pool.step(np.array([t.label for t in turns]))  # play the teacher's labels
             for obs, mask, _state, label, *_ in turns:
                 assert mask[label] == 1 and obs.shape == (mara_env.observation.layout_of(obs).size,)
     finally:

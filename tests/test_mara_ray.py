@@ -32,5 +32,5 @@ def test_ray_rollouts_equal_local_rollouts():
         for turn_a, turn_b in zip(a, b):
             for x, y in zip(turn_a[:3], turn_b[:3]):  # observation, mask, state
                 np.testing.assert_array_equal(x, y)
-            assert turn_a[3:] == turn_b[3:]  # teacher label, reward, done, finished episode's rate
-    assert any(t[5] for step in local for t in step)  # an episode ended and a copy was reset on both
+            assert turn_a[3:] == turn_b[3:]  # teacher label and path, reward, done, finished episode's rate
+    assert any(t.done for step in local for t in step)  # an episode ended and a copy was reset on both

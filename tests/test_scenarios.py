@@ -86,7 +86,7 @@ def test_copies_on_scenarios_give_equal_sized_turns():
         for _ in range(120):
             sizes |= {(t[0].size, t[1].size, t[2].size) for t in turns}
             turns = pool.step(np.array([int(np.flatnonzero(t[1])[-1]) for t in turns]))
-            ended += sum(t[5] for t in turns)
+            ended += sum(t.done for t in turns)
     finally:
         pool.close()
     assert len(sizes) == 1 and ended >= 3  # several episodes of different scenarios, one shape

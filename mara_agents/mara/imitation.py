@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings, warmup_slots
+from mara_agents.mara.slot_network import gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import one_torch_thread
 from mara_env.env import live_turns, raw_env
@@ -26,7 +27,9 @@ from mara_env.env import live_turns, raw_env
 
 @dataclass
 class Demonstrations:
-    """Arrays over node turns: ``obs``, ``masks``, ``states``, ``actions`` (teacher), ``returns``."""
+    """Arrays over node turns: ``obs``, ``masks``, ``states``, ``actions`` (teacher), ``returns``, and
+    ``paths``, the planner the teacher followed (``slot_network.GATE_PATHS``; -1 or ``None``: none);
+    ``completion_rates`` per episode."""
 
     obs: np.ndarray
     masks: np.ndarray
@@ -34,6 +37,7 @@ class Demonstrations:
     actions: np.ndarray
     returns: np.ndarray
     completion_rates: np.ndarray
+    paths: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.actions.size)
@@ -42,7 +46,8 @@ class Demonstrations:
 def play_teacher_episode(
     env_kwargs: dict, teacher: str, seed: int, scenarios: ScenarioSampler | None = None
 ) -> tuple[np.ndarray, ...]:
-    """One episode with ``teacher`` acting: per-turn arrays and the episode's completion rate.
+    """One episode with ``teacher`` acting: per-turn arrays, the episode's completion rate and the
+    planner the teacher followed (:meth:`Teacher.path`).
 
     With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
     turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded.
@@ -69,7 +74,7 @@ def play_teacher_episode(
         rewards.append(env.rewards[agent])
     returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1]  # gamma = 1: return still to come
     rate = env.sim.metrics()["completion_rate"]
-    return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate
+    return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, guide.path()
 
 
 def _play(args: tuple) -> tuple[np.ndarray, ...]:
@@ -97,7 +102,22 @@ def collect_demonstrations(
         actions=np.concatenate(parts[3]).astype(np.int64),
         returns=np.concatenate(parts[4]),
         completion_rates=np.asarray(parts[5]),
+        paths=np.concatenate([np.full(len(acts), path) for acts, path in zip(parts[3], parts[6])]).astype(np.int64),
     )
+
+
+def check_gate_supervision(net: MARANet, demos: Demonstrations | None, gate_coef: float) -> bool:
+    """Whether to fit ``net``'s gate (``gate_coef`` > 0); ``ValueError`` if it is asked of a network
+    without one (not a slot actor with planner hints) or of demonstrations without ``paths``."""
+    if gate_coef < 0:
+        raise ValueError(f"gate_coef must be >= 0 (0: the gate is not supervised), got {gate_coef}")
+    if gate_coef == 0:
+        return False
+    if not hasattr(net, "logits_and_paths") or not net.config.get("planner_hints"):
+        raise ValueError("gate_coef > 0 needs a slot actor with planner hints (it fits the gate of their skip paths)")
+    if demos is not None and demos.paths is None:
+        raise ValueError("gate_coef > 0 needs demonstrations with paths (collect_demonstrations records them)")
+    return True
 
 
 def clone(
@@ -111,18 +131,25 @@ def clone(
     seed: int = 0,
     progress: bool = True,
     row_buckets: bool = False,
+    gate_coef: float = 0.0,
 ) -> dict:
     """Fit the actor to the teacher's actions and the critic to normalised returns.
+
+    With ``gate_coef`` > 0 (a hinted slot actor and demonstrations with ``paths``) the gate is also fitted,
+    by :func:`~.slot_network.gate_loss` with that weight, to the planner each episode's teacher followed.
 
     With ``row_buckets`` each batch holds samples of similar table size, cut to the rows they use
     (:mod:`~mara_agents.mara.row_buckets`): much faster on mixed scenarios, the same loss per batch.
 
-    Returns the final epoch's mean ``bc_loss``, ``bc_accuracy`` and ``value_loss``, and the returns'
-    ``return_mean`` / ``return_std`` (PPO starts its value normalisation from them).
+    Returns the final epoch's mean ``bc_loss``, ``gate_loss`` (0 unsupervised), ``bc_accuracy`` and
+    ``value_loss``, and the returns' ``return_mean`` / ``return_std`` (PPO starts its value
+    normalisation from them).
     """
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
     mean, std = float(demos.returns.mean()), float(demos.returns.std() + 1e-8)
+    supervise_gate = check_gate_supervision(net, demos, gate_coef)
+    paths = torch.as_tensor(demos.paths) if supervise_gate else None
     tensors = [torch.as_tensor(a) for a in (demos.obs, demos.masks, demos.states, demos.actions)]
     targets = torch.as_tensor((demos.returns - mean) / std, dtype=torch.float32)
     steps = epochs * ((len(demos) + batch_size - 1) // batch_size)
@@ -130,7 +157,7 @@ def clone(
     bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
     sizes = rows_needed(demos.obs, demos.states) if row_buckets else None
     for _epoch in range(epochs):
-        totals = np.zeros(3)
+        totals = np.zeros(4)
         if sizes is None:
             batches = torch.randperm(len(demos), generator=generator).split(batch_size)
         else:
@@ -139,22 +166,28 @@ def clone(
             obs, masks, states, actions = (t[idx] for t in tensors)
             if sizes is not None:
                 obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
-            logits = net.logits(obs, masks, max_tasks).clamp(min=-1e9)  # masked logits stay finite
+            if supervise_gate:
+                logits, weights = net.logits_and_paths(obs, masks)
+                gate = gate_loss(weights, paths[idx], net.config["uniform_pick"])
+            else:
+                logits, gate = net.logits(obs, masks, max_tasks), torch.zeros(())
+            logits = logits.clamp(min=-1e9)  # masked logits stay finite
             bc_loss = torch.nn.functional.cross_entropy(logits, actions)
             value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()
             optimiser.zero_grad()
-            (bc_loss + value_loss).backward()
+            (bc_loss + value_loss + gate_coef * gate).backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optimiser.step()
             schedule.step()
             accuracy = float((logits.argmax(-1) == actions).float().mean())
-            totals += np.array([bc_loss.item(), accuracy, value_loss.item()]) * idx.numel()
+            totals += np.array([bc_loss.item(), accuracy, value_loss.item(), gate.item()]) * idx.numel()
             bar.update()
         bar.set_postfix(acc=f"{totals[1] / len(demos):.3f}")
     bar.close()
-    bc_loss, accuracy, value_loss = totals / len(demos)
+    bc_loss, accuracy, value_loss, gate = totals / len(demos)
     return {
         "bc_loss": bc_loss,
+        "gate_loss": gate,
         "bc_accuracy": accuracy,
         "value_loss": value_loss,
         "return_mean": mean,

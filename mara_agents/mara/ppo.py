@@ -11,6 +11,11 @@ critic to their returns (:mod:`mara_agents.mara.imitation`); during PPO the teac
 turn the policy visits and a cross-entropy term with weight ``guide_coef``, annealed to 0 by
 ``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
 what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end.
+
+Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
+one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
+asks it to pick that planner's skip path, with weight ``gate_coef`` in the warm start and
+``gate_coef`` scaled as the guide is annealed during PPO.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
+from mara_agents.mara.slot_network import gate_loss
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
 from mara_env.torch_threads import torch_threads
@@ -60,6 +66,7 @@ class PPOConfig:
     guide_coef: float = 0.5
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
+    gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     seed: int = 0
     width: int = 64
     layers: int = 2
@@ -114,8 +121,18 @@ def guide_weight(config: PPOConfig, iteration: int, iterations: int) -> float:
 
 
 def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
-    logits = net.logits(obs, mask, max_tasks)
+    return finite(net.logits(obs, mask, max_tasks))
+
+
+def finite(logits: torch.Tensor) -> torch.Tensor:
+    """Masked (``-inf``) logits set to ``MASKED``."""
     return torch.where(torch.isinf(logits), torch.full_like(logits, MASKED), logits)
+
+
+def gate_weight(config: PPOConfig, guide: float) -> float:
+    """The gate cross-entropy's weight in a PPO update whose guide weighs ``guide``: ``gate_coef``
+    annealed as the guide is (0 once the guide is off)."""
+    return config.gate_coef * guide / config.guide_coef if config.gate_coef and config.guide_coef else 0.0
 
 
 def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -168,6 +185,8 @@ def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
 
 
 def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
+    from mara_agents.mara.imitation import check_gate_supervision
+    from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
     from mara_agents.registry import make
 
     torch.manual_seed(config.seed)
@@ -189,6 +208,11 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     )
     if config.rule_start:
         net.start_at_rules()
+    check_gate_supervision(net, None, config.gate_coef)
+    if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
+        raise ValueError(
+            f"gate_coef > 0 needs a best teacher (one that follows a planner per episode), got {config.teacher!r}"
+        )
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
     out.mkdir(parents=True, exist_ok=True)
@@ -267,6 +291,7 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
             seed=config.seed,
             progress=progress,
             row_buckets=config.row_buckets,
+            gate_coef=config.gate_coef,
         )
     returns_stats.mean, returns_stats.var, returns_stats.count = (
         stats["return_mean"],
@@ -285,17 +310,19 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
 def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates):
     """Collect ``rollout_turns`` turns from every env copy with the current policy."""
     t_len, e = config.rollout_turns, config.num_envs
-    obs = np.zeros((t_len, e, turns[0][0].size), dtype=np.float32)
+    obs = np.zeros((t_len, e, turns[0].observation.size), dtype=np.float32)
     masks = np.zeros((t_len, e, k + 1), dtype=np.float32)
-    states = np.zeros((t_len, e, turns[0][2].size), dtype=np.float32)
+    states = np.zeros((t_len, e, turns[0].state.size), dtype=np.float32)
     actions = np.zeros((t_len, e), dtype=np.int64)
     labels = np.zeros((t_len, e), dtype=np.int64)
+    paths = np.zeros((t_len, e), dtype=np.int64)
     logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
     for t in range(t_len):
-        obs[t] = np.stack([x[0] for x in turns])
-        masks[t] = np.stack([x[1] for x in turns])
-        states[t] = np.stack([x[2] for x in turns])
-        labels[t] = [x[3] for x in turns]
+        obs[t] = np.stack([x.observation for x in turns])
+        masks[t] = np.stack([x.mask for x in turns])
+        states[t] = np.stack([x.state for x in turns])
+        labels[t] = [x.label for x in turns]
+        paths[t] = [x.path for x in turns]
         with torch.no_grad():
             step_obs, step_masks, step_states = (torch.as_tensor(a[t]) for a in (obs, masks, states))
             if config.row_buckets:  # the env copies' turns cut to the rows they use
@@ -308,11 +335,11 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
             values[t] = net.value(step_states, m, k).numpy() * returns_stats.std + returns_stats.mean
         actions[t] = action.numpy()
         turns = pool.step(actions[t])
-        rewards[t] = [x[4] for x in turns]
-        dones[t] = [x[5] for x in turns]
-        finished_rates.extend(x[6] for x in turns if x[6] is not None)
+        rewards[t] = [x.reward for x in turns]
+        dones[t] = [x.done for x in turns]
+        finished_rates.extend(x.finished for x in turns if x.finished is not None)
     with torch.no_grad():
-        last_states = torch.as_tensor(np.stack([x[2] for x in turns]))
+        last_states = torch.as_tensor(np.stack([x.state for x in turns]))
         last_value = net.value(last_states, m, k).numpy() * returns_stats.std + returns_stats.mean
     advantages, returns = gae(rewards, values, dones, last_value, config.gamma, config.gae_lambda)
     returns_stats.update(returns.ravel())
@@ -323,6 +350,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         "states": flat(states),
         "actions": flat(actions),
         "labels": flat(labels),
+        "paths": flat(paths),
         "logprobs": flat(logprobs),
         "values": flat(values),
         "advantages": flat(advantages),
@@ -333,14 +361,16 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0.0) -> dict:
     """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus, and the
-    teacher's cross-entropy with weight ``guide`` (0 turns it off)."""
+    teacher's cross-entropy with weight ``guide`` (0 turns it off), and the gate's (:func:`gate_weight`)."""
     size = batch["obs"].shape[0]
     tensors = {key: torch.as_tensor(value) for key, value in batch.items()}
     norm_returns = (tensors["returns"] - returns_stats.mean) / returns_stats.std  # value normalisation
     norm_values = (tensors["values"] - returns_stats.mean) / returns_stats.std
     minibatch = size // config.minibatches
     sizes = rows_needed(batch["obs"], batch["states"]) if config.row_buckets else None
-    kls, clipfracs, agreements, stats = [], [], [], {}
+    kls, clipfracs, agreements, gate_losses, stats = [], [], [], [], {}
+    gate_coef = gate_weight(config, guide)
+    supervise_gate = gate_coef > 0.0
     for _epoch in range(config.epochs):
         if sizes is None:
             minibatches = torch.randperm(size).split(minibatch)
@@ -350,7 +380,13 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
             obs, masks, states = tensors["obs"][idx], tensors["masks"][idx], tensors["states"][idx]
             if sizes is not None:
                 obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
-            logits = masked_logits(net, obs, masks, k)
+            gate = torch.zeros(())
+            if supervise_gate:
+                logits, weights = net.logits_and_paths(obs, masks)
+                logits = finite(logits)
+                gate = gate_loss(weights, tensors["paths"][idx], net.config["uniform_pick"])
+            else:
+                logits = masked_logits(net, obs, masks, k)
             dist = torch.distributions.Categorical(logits=logits)
             new_logprob = dist.log_prob(tensors["actions"][idx])
             log_ratio = new_logprob - tensors["logprobs"][idx].float()
@@ -373,6 +409,8 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
             labels = tensors["labels"][idx]
             if guide > 0.0:  # stay near the teacher on the states the policy visits (DAgger-style)
                 loss = loss + guide * torch.nn.functional.cross_entropy(logits, labels.clamp(min=0))
+            loss = loss + gate_coef * gate  # and on the planner it follows (gate supervision; 0: off)
+            gate_losses.append(gate.item())
             agreements.append(float((logits.argmax(-1) == labels).float().mean()))
             optimiser.zero_grad()
             loss.backward()
@@ -394,6 +432,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         explained_variance=float(explained),
         learning_rate=optimiser.param_groups[0]["lr"],
         guide_coef=guide,
+        gate_loss=float(np.mean(gate_losses)),
         teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )
     return stats

@@ -68,6 +68,7 @@ TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
 AGE = ROW_FEATURES.index("age")
+GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_weights
 
 
 def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
@@ -131,6 +132,26 @@ class SlotEncoding:
     gate: torch.Tensor  # (n, 1): weight of the srw path (0 without hints); the edf path has 1 - gate - uniform_gate
     uniform_gate: torch.Tensor  # (n, 1): weight of the uniform path (0 without the uniform pick)
     older: torch.Tensor  # (n, K): present rows older than each row (zeros without the uniform pick)
+
+
+def path_weights(encoding: SlotEncoding) -> torch.Tensor:
+    """``(n, 3)``: the gate's weights on the srw, edf and uniform skip paths (``teacher.GATE_PATHS``)."""
+    gate, uniform_gate = encoding.gate, encoding.uniform_gate
+    return torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
+
+
+def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) -> torch.Tensor:
+    """Mean cross-entropy of the gate's path ``weights`` ``(n, 3)`` against the planner each turn's
+    teacher followed (``paths``: an index into the three, -1 for none); 0 when no turn has one.
+
+    Turns labelled ``uniform`` count only on a network with that path (``uniform_path``); turns of a
+    teacher that was not a planner (-1) never do.
+    """
+    labelled = (paths >= 0) & ((paths != GATE_PATHS.index("uniform")) | uniform_path)
+    if not bool(labelled.any()):
+        return weights.sum() * 0.0  # keeps the graph (and the device) of a real loss
+    chosen = weights[labelled].gather(-1, paths[labelled][:, None]).squeeze(-1)
+    return -torch.log(chosen.clamp(min=1e-6)).mean()
 
 
 class SlotMARANet(nn.Module):
@@ -301,6 +322,11 @@ class SlotMARANet(nn.Module):
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
         """Masked logits for a batch of observations (each encoded on its own; training uses this)."""
         return self.turn_logits(self.encode(observation), observation, mask)
+
+    def logits_and_paths(self, observation: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`logits` and the weights ``(n, 3)`` the gate gives the srw, edf and uniform paths."""
+        encoding = self.encode(observation)
+        return self.turn_logits(encoding, observation, mask), path_weights(encoding)
 
     # ------------------------------------------------------------------ critic
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:

@@ -34,6 +34,7 @@ import numpy as np
 
 from mara_agents.base import requirements_of
 from mara_agents.mara.scheduler import FIFTH_GENERALIST_CHECKPOINT
+from mara_agents.mara.slot_network import GATE_PATHS
 from mara_env import forecast
 from mara_env.config import DEFAULTS
 from mara_env.env import live_turns, raw_env
@@ -179,6 +180,14 @@ class Teacher:
                 env.step(player.act(env.observe(agent), agent))
             played.append((name, env.sim.metrics()["completion_rate"], player))
         return played
+
+    def path(self) -> int:
+        """The index in ``GATE_PATHS`` of the planner a ``best`` teacher labels this episode with, -1 when
+        it is another candidate (a MARA policy) or the teacher is not a ``best`` one (its labels then say
+        nothing of which planner won)."""
+        if self.name not in BEST_TEACHERS or self.chosen not in GATE_PATHS:
+            return -1
+        return GATE_PATHS.index(self.chosen)
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""

@@ -6,14 +6,15 @@ training run gives the same numbers on either. The learner batches the policy ov
 sends one action to each; a worker plays them,
 resets a copy when its episode ends (next seed of the copy's own sequence), and answers for every
 copy with what the learner needs for the next turn: the acting node's observation and mask, the
-global state, the teacher's action for that turn (-1 without a teacher), the reward of the turn,
-whether the episode ended, and the completion rate of an episode that ended.
+global state, the teacher's action for that turn (-1 without a teacher) and the planner it follows,
+the reward of the turn, whether the episode ended, and the completion rate of an episode that ended
+(a :class:`Turn`).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,19 @@ from mara_agents.mara.scenarios import (
 )
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
+
+
+class Turn(NamedTuple):
+    """What a worker answers for one env copy: the next live node's turn and how the last one went."""
+
+    observation: np.ndarray
+    mask: np.ndarray
+    state: np.ndarray
+    label: int  # the teacher's action at this turn (-1 without a teacher)
+    path: int  # the planner a best teacher follows this episode (slot_network.GATE_PATHS; -1 none)
+    reward: float = 0.0  # of the turn just played (0 on the first observation)
+    done: bool = False  # the turn just played ended the episode (this turn is the next episode's first)
+    finished: float | None = None  # the ended episode's completion rate
 
 
 class EnvCopy:
@@ -60,16 +74,17 @@ class EnvCopy:
                 planner.reset(seed)
             planner.play_until(self.env, self.warmup)
 
-    def turn(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """Skip finished agents' dead steps; the next live node's observation, mask, state and label."""
+    def turn(self) -> Turn:
+        """Skip finished agents' dead steps; the next live node's observation, mask, state and labels."""
         observation = self.env.observe(next(live_turns(self.env)))
         label = self.teacher.action(self.env, observation) if self.teacher is not None else -1
+        path = self.teacher.path() if self.teacher is not None else -1
         state = self.env.state()
         if self.padding is not None:
             observation, state = self.padding.observation(observation), self.padding.state(state)
-        return observation["observation"], observation["action_mask"], state, label
+        return Turn(observation["observation"], observation["action_mask"], state, label, path)
 
-    def step(self, action: int) -> tuple[Any, ...]:
+    def step(self, action: int) -> Turn:
         env = self.env
         agent = env.agent_selection
         env.step(int(action))
@@ -79,7 +94,7 @@ class EnvCopy:
         if done:
             finished = env.sim.metrics()["completion_rate"]
             self._reset()
-        return (*self.turn(), reward, done, finished)
+        return self.turn()._replace(reward=reward, done=done, finished=finished)
 
 
 class CopyGroup:
@@ -90,10 +105,10 @@ class CopyGroup:
     ) -> None:
         self.copies = [EnvCopy(env_kwargs, seeds, teacher, scenarios) for seeds in seed_lists]
 
-    def observe(self) -> list[tuple[Any, ...]]:
-        return [(*c.turn(), 0.0, False, None) for c in self.copies]
+    def observe(self) -> list[Turn]:
+        return [c.turn() for c in self.copies]
 
-    def step(self, actions: list[int]) -> list[tuple[Any, ...]]:
+    def step(self, actions: list[int]) -> list[Turn]:
         return [c.step(a) for c, a in zip(self.copies, actions)]
 
 
@@ -165,12 +180,12 @@ class WorkerPool:
             self.connections.append(parent)
             self.processes.append(process)
 
-    def observe(self) -> list[tuple[Any, ...]]:
+    def observe(self) -> list[Turn]:
         for c in self.connections:
             c.send(("observe", None))
         return [turn for c in self.connections for turn in c.recv()]
 
-    def step(self, actions: np.ndarray) -> list[tuple[Any, ...]]:
+    def step(self, actions: np.ndarray) -> list[Turn]:
         for c, share in zip(self.connections, self.shares):
             c.send(("step", actions[share].tolist()))
         return [turn for c in self.connections for turn in c.recv()]
@@ -224,11 +239,11 @@ class RayWorkerPool:
         self.actors = [actor.remote(env_kwargs, [seeds[i] for i in share], teacher, scenarios) for share in self.shares]
         self._ray = ray
 
-    def observe(self) -> list[tuple[Any, ...]]:
+    def observe(self) -> list[Turn]:
         groups = self._ray.get([a.observe.remote() for a in self.actors])
         return [turn for group in groups for turn in group]
 
-    def step(self, actions: np.ndarray) -> list[tuple[Any, ...]]:
+    def step(self, actions: np.ndarray) -> list[Turn]:
         refs = [a.step.remote(actions[share].tolist()) for a, share in zip(self.actors, self.shares)]
         return [turn for group in self._ray.get(refs) for turn in group]
 

@@ -1,0 +1,137 @@
+"""Gate supervision: the hinted slot actor's gate fitted to the planner a ``best`` teacher follows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from mara_agents.mara.imitation import check_gate_supervision, clone, collect_demonstrations
+from mara_agents.mara.network import MARANet
+from mara_agents.mara.ppo import PPOConfig, gate_weight
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss
+from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.workers import WorkerPool
+from tests.test_mara_policy import _train_mara_config
+
+ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 30, "forecaster": "wls", "curve_split": "train", "shaping": True}
+
+
+def _net(**changes) -> SlotMARANet:
+    torch.manual_seed(0)
+    return SlotMARANet(width=16, layers=1, heads=2, planner_hints=True, pick_hints=True, **changes)
+
+
+def test_gate_loss_is_the_mean_negative_log_weight_of_the_labelled_paths():
+    weights = torch.tensor([[0.8, 0.2, 0.0], [0.3, 0.6, 0.1], [0.5, 0.5, 0.0], [0.2, 0.4, 0.4]])
+    paths = torch.tensor([0, 1, -1, 2])  # srw, edf, no planner, uniform
+    without_uniform = -(math.log(0.8) + math.log(0.6)) / 2
+    assert gate_loss(weights, paths, uniform_path=False).item() == pytest.approx(without_uniform)
+    with_uniform = -(math.log(0.8) + math.log(0.6) + math.log(0.4)) / 3
+    assert gate_loss(weights, paths, uniform_path=True).item() == pytest.approx(with_uniform)
+    nothing = gate_loss(weights.requires_grad_(), torch.tensor([-1, -1, 2, -1]), uniform_path=False)
+    assert nothing.item() == 0.0
+    nothing.backward()  # a batch with no label still backpropagates (a zero gradient)
+    assert torch.count_nonzero(weights.grad) == 0
+
+
+def test_path_weights_are_the_gates_mix_of_the_skip_paths():
+    net = _net(uniform_pick=True)
+    with torch.no_grad():
+        net.gate.bias.copy_(torch.tensor([math.log(2.0), math.log(3.0)]))  # srw, uniform against edf's 0
+    observation = torch.as_tensor(_demos(seeds=[0]).obs[:1])
+    mask = torch.ones(1, ENV["max_tasks"] + 1)
+    _, weights = net.logits_and_paths(observation, mask)
+    assert weights[0].tolist() == pytest.approx([2 / 6, 1 / 6, 3 / 6], abs=1e-6)  # softmax of (log 2, 0, log 3)
+
+
+def _demos(seeds: list[int]):
+    return collect_demonstrations(ENV, "best_shared", seeds, processes=1, progress=False)
+
+
+def test_demonstrations_record_the_planner_each_episode_follows():
+    demos = _demos(seeds=[0, 1, 2])
+    expected = []
+    for seed in (0, 1, 2):
+        teacher = Teacher.for_env("best_shared", ENV)
+        teacher.reset(seed)
+        assert teacher.chosen in ("srw", "edf")
+        expected.append(GATE_PATHS.index(teacher.chosen))
+    first = 0
+    for seed, path in enumerate(expected):  # the episodes' turns, in seed order
+        turns = len(collect_demonstrations(ENV, "best_shared", [seed], processes=1, progress=False))
+        assert set(demos.paths[first : first + turns]) == {path}
+        first += turns
+    assert first == len(demos)
+    assert Teacher.for_env("srw", ENV).path() == -1  # not a best teacher: no planner to follow
+
+
+def test_supervised_cloning_moves_the_gate_to_the_labelled_path():
+    demos = _demos(seeds=[0, 1])
+    demos = replace(demos, paths=np.full(len(demos), GATE_PATHS.index("edf")))  # every turn: follow edf
+    weights = {}
+    for coef in (0.0, 2.0):
+        net = _net()
+        stats = clone(
+            net, demos, 4, 8, epochs=10, batch_size=32, learning_rate=1e-2, seed=0, progress=False, gate_coef=coef
+        )
+        with torch.no_grad():
+            weights[coef] = float(
+                net.logits_and_paths(torch.as_tensor(demos.obs), torch.as_tensor(demos.masks))[1][:, 1].mean()
+            )
+        assert (stats["gate_loss"] > 0) == (coef > 0)
+    assert weights[2.0] > 0.9 and weights[2.0] > weights[0.0] + 0.2
+
+
+def test_gate_supervision_refuses_what_it_cannot_fit():
+    demos = _demos(seeds=[0])
+    assert check_gate_supervision(_net(), demos, 0.0) is False
+    assert check_gate_supervision(_net(), demos, 0.5) is True
+    with pytest.raises(ValueError, match="gate_coef must be >= 0"):
+        check_gate_supervision(_net(), demos, -1.0)
+    with pytest.raises(ValueError, match="needs a slot actor with planner hints"):
+        check_gate_supervision(MARANet(width=16, layers=1), demos, 0.5)
+    with pytest.raises(ValueError, match="needs a slot actor with planner hints"):
+        check_gate_supervision(SlotMARANet(width=16, layers=1, heads=2), demos, 0.5)
+    with pytest.raises(ValueError, match="needs demonstrations with paths"):
+        check_gate_supervision(_net(), replace(demos, paths=None), 0.5)
+
+
+def test_rollout_turns_carry_the_teachers_path():
+    pool = WorkerPool(2, ENV, seed=0, processes=1, teacher="best_shared")
+    try:
+        turns = pool.observe()
+        for _ in range(150):  # past an episode's end: a new episode may follow the other planner
+            assert all(turn.path in (0, 1) and turn.mask[turn.label] == 1 for turn in turns)
+            turns = pool.step(np.array([turn.label for turn in turns]))
+    finally:
+        pool.close()
+    pool = WorkerPool(1, ENV, seed=0, processes=1, teacher="srw")
+    try:
+        assert pool.observe()[0].path == -1
+    finally:
+        pool.close()
+
+
+def test_the_gate_weight_anneals_with_the_guide():
+    config = PPOConfig(gate_coef=0.4, guide_coef=0.5)
+    assert gate_weight(config, 0.5) == pytest.approx(0.4)
+    assert gate_weight(config, 0.125) == pytest.approx(0.1)
+    assert gate_weight(config, 0.0) == 0.0
+    assert gate_weight(PPOConfig(gate_coef=0.0), 0.5) == 0.0
+
+
+def test_train_mara_takes_a_gate_coef_only_where_it_can_work(monkeypatch):
+    assert _train_mara_config(monkeypatch, "--generalist").gate_coef == 0.0
+    assert _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0.5").gate_coef == 0.5
+    for argv in (
+        ["--gate-coef", "0.5"],  # the single-scenario joint actor has no gate
+        ["--generalist", "--no-hints", "--gate-coef", "0.5"],
+        ["--generalist", "--teacher", "srw", "--gate-coef", "0.5"],
+        ["--generalist", "--gate-coef", "-1"],
+    ):
+        with pytest.raises(SystemExit, match="--gate-coef must be >= 0 and needs --generalist"):
+            _train_mara_config(monkeypatch, *argv)
