@@ -135,3 +135,14 @@ def test_train_mara_takes_a_gate_coef_only_where_it_can_work(monkeypatch):
     ):
         with pytest.raises(SystemExit, match="--gate-coef must be >= 0 and needs --generalist"):
             _train_mara_config(monkeypatch, *argv)
+
+
+def test_training_refuses_a_gate_coef_it_cannot_honour_before_any_work(tmp_path):
+    from mara_agents.mara.ppo import train
+
+    hinted = {"architecture": "slot", "planner_hints": True, "pick_hints": True, "gate_coef": 0.5}
+    with pytest.raises(ValueError, match="needs a best teacher"):
+        train(PPOConfig(**hinted, teacher="srw"), tmp_path / "srw", progress=False)
+    with pytest.raises(ValueError, match="needs a slot actor with planner hints"):
+        train(PPOConfig(gate_coef=0.5, teacher="best_shared"), tmp_path / "joint", progress=False)
+    assert not (tmp_path / "srw").exists() and not (tmp_path / "joint").exists()

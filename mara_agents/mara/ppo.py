@@ -185,8 +185,6 @@ def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
 
 
 def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
-    from mara_agents.mara.imitation import check_gate_supervision
-    from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
     from mara_agents.registry import make
 
     torch.manual_seed(config.seed)
@@ -208,11 +206,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     )
     if config.rule_start:
         net.start_at_rules()
-    check_gate_supervision(net, None, config.gate_coef)
-    if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
-        raise ValueError(
-            f"gate_coef > 0 needs a best teacher (one that follows a planner per episode), got {config.teacher!r}"
-        )
+    _check_gate_supervision(net, config)
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
     out.mkdir(parents=True, exist_ok=True)
@@ -270,6 +264,16 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 writer.close()
         (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
         return {"history": history, "seconds": time.perf_counter() - start, "warm_start": warm}
+
+
+def _check_gate_supervision(net: MARANet, config: PPOConfig) -> None:
+    """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)."""
+    from mara_agents.mara.imitation import check_gate_supervision
+    from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
+
+    check_gate_supervision(net, None, config.gate_coef)
+    if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
+        raise ValueError(f"gate_coef > 0 needs a best teacher (it follows a planner per episode): {config.teacher!r}")
 
 
 def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, threads: int, progress: bool) -> dict:
