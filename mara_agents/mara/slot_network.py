@@ -135,7 +135,7 @@ class SlotEncoding:
 
 
 def path_weights(encoding: SlotEncoding) -> torch.Tensor:
-    """``(n, 3)``: the gate's weights on the srw, edf and uniform skip paths (``teacher.GATE_PATHS``)."""
+    """``(n, 3)``: the gate's weights on the srw, edf and uniform skip paths (in ``GATE_PATHS`` order)."""
     gate, uniform_gate = encoding.gate, encoding.uniform_gate
     return torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
 
