@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings, warmup_slots
-from mara_agents.mara.slot_network import gate_loss
+from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import one_torch_thread
 from mara_env.env import live_turns, raw_env
@@ -166,11 +166,7 @@ def clone(
             obs, masks, states, actions = (t[idx] for t in tensors)
             if sizes is not None:
                 obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
-            if supervise_gate:
-                logits, weights = net.logits_and_paths(obs, masks)
-                gate = gate_loss(weights, paths[idx], net.config["uniform_pick"])
-            else:
-                logits, gate = net.logits(obs, masks, max_tasks), torch.zeros(())
+            logits, gate = logits_and_gate_loss(net, obs, masks, None if paths is None else paths[idx])
             logits = logits.clamp(min=-1e9)  # masked logits stay finite
             bc_loss = torch.nn.functional.cross_entropy(logits, actions)
             value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()

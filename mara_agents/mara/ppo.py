@@ -34,7 +34,7 @@ from mara_agents.mara.checkpoint import build, save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
-from mara_agents.mara.slot_network import gate_loss
+from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
 from mara_env.torch_threads import torch_threads
@@ -384,13 +384,8 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
             obs, masks, states = tensors["obs"][idx], tensors["masks"][idx], tensors["states"][idx]
             if sizes is not None:
                 obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
-            gate = torch.zeros(())
-            if supervise_gate:
-                logits, weights = net.logits_and_paths(obs, masks)
-                logits = finite(logits)
-                gate = gate_loss(weights, tensors["paths"][idx], net.config["uniform_pick"])
-            else:
-                logits = masked_logits(net, obs, masks, k)
+            logits, gate = logits_and_gate_loss(net, obs, masks, tensors["paths"][idx] if supervise_gate else None)
+            logits = finite(logits)
             dist = torch.distributions.Categorical(logits=logits)
             new_logprob = dist.log_prob(tensors["actions"][idx])
             log_ratio = new_logprob - tensors["logprobs"][idx].float()

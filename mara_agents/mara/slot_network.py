@@ -154,6 +154,17 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
     return -torch.log(chosen.clamp(min=1e-6)).mean()
 
 
+def logits_and_gate_loss(
+    net: nn.Module, observation: torch.Tensor, mask: torch.Tensor, paths: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``net``'s masked logits and its :func:`gate_loss` against ``paths`` (a zero loss when ``paths`` is
+    ``None``: the gate is not supervised, and any actor will do)."""
+    if paths is None:
+        return net.logits(observation, mask), torch.zeros(())
+    logits, weights = net.logits_and_paths(observation, mask)
+    return logits, gate_loss(weights, paths, net.config["uniform_pick"])
+
+
 class SlotMARANet(nn.Module):
     """Actor that encodes a slot once, with a per-turn pointer head; critic over the global state.
 
