@@ -18,6 +18,8 @@ The ablations of docs/mara_policy.md change one thing each:
     --row-buckets                # minibatches of similar table size, cut to the rows in use
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
+    --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
+    --warm-start-from runs/a     # start PPO from runs/a/warm_start.pt instead of cloning anew (same settings)
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
 (weights only), ``OUT/warm_start.json`` and ``OUT/config.json``.
@@ -31,6 +33,7 @@ from pathlib import Path
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
+from mara_agents.mara.warm_start import load_warm_start
 from mara_env.forecast import FORECASTERS
 
 # The slot actor clones slower than the joint one: on 12 srw episodes at 8 nodes, 4 epochs left its
@@ -137,6 +140,19 @@ def parse_args() -> argparse.Namespace:
         "the best teacher follows in each episode (warm start; annealed with the guide in PPO; default 0: off)",
     )
     parser.add_argument(
+        "--gate-floor",
+        type=float,
+        help="(with --gate-coef) the gate loss's weight never falls below this during PPO (default 0: it is off "
+        "once the guide is)",
+    )
+    parser.add_argument(
+        "--warm-start-from",
+        type=Path,
+        metavar="RUN",
+        help="start PPO from RUN/warm_start.pt and RUN/warm_start.json (a run with the same network and env "
+        "settings) instead of cloning the teacher anew; skips the warm start's 20-odd minutes",
+    )
+    parser.add_argument(
         "--ray",
         nargs="?",
         const="local",
@@ -205,6 +221,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
                 f"({', '.join(BEST_TEACHERS)}); got {args.gate_coef} with teacher {config.teacher!r}"
             )
         config.gate_coef = args.gate_coef
+    if args.gate_floor is not None:
+        if args.gate_coef is None or not 0.0 <= args.gate_floor <= args.gate_coef:
+            raise SystemExit(f"--gate-floor must lie in [0, --gate-coef] and needs --gate-coef; got {args.gate_floor}")
+        config.gate_floor = args.gate_floor
     if args.guide_floor is not None:
         if not 0.0 <= args.guide_floor <= config.guide_coef or config.teacher is None:
             raise SystemExit(
@@ -212,6 +232,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
                 f"teacher; got {args.guide_floor} with teacher {config.teacher!r}"
             )
         config.guide_floor = args.guide_floor
+    if args.warm_start_from is not None:
+        config.warm_start_from = str(args.warm_start_from)
     if config.architecture == "slot" and not config.planner_hints and not args.quick:
         config.warm_start_epochs = SLOT_WARM_START_EPOCHS
     for option, field in [
@@ -224,6 +246,11 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     ]:
         if getattr(args, option) is not None:
             setattr(config, field, getattr(args, option))
+    if config.warm_start_from is not None:  # a clear error now, not after the workers start
+        try:
+            load_warm_start(config)
+        except ValueError as error:
+            raise SystemExit(f"--warm-start-from: {error}") from None
     return config
 
 

@@ -15,7 +15,11 @@ what the policy does after that, unless ``guide_floor`` keeps a smaller weight o
 Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
 one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
 asks it to pick that planner's skip path, with weight ``gate_coef`` in the warm start and
-``gate_coef`` scaled as the guide is annealed during PPO.
+``gate_coef`` scaled as the guide is annealed during PPO, never below ``gate_floor``.
+
+A run may start from another run's warm start (``warm_start_from``: its weights and the return
+statistics of its teacher episodes) instead of cloning anew, so that PPO variants are compared from
+one warm start and each skips the cloning's 20-odd minutes.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from mara_agents.mara.checkpoint import build, save_checkpoint
+from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.slot_network import logits_and_gate_loss
+from mara_agents.mara.warm_start import build_network, load_warm_start
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS
 from mara_env.torch_threads import torch_threads
@@ -67,6 +72,8 @@ class PPOConfig:
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
+    gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
+    warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
     seed: int = 0
     width: int = 64
     layers: int = 2
@@ -131,8 +138,11 @@ def finite(logits: torch.Tensor) -> torch.Tensor:
 
 def gate_weight(config: PPOConfig, guide: float) -> float:
     """The gate cross-entropy's weight in a PPO update whose guide weighs ``guide``: ``gate_coef``
-    annealed as the guide is (0 once the guide is off)."""
-    return config.gate_coef * guide / config.guide_coef if config.gate_coef and config.guide_coef else 0.0
+    annealed as the guide is, never below ``gate_floor`` (0 without gate supervision)."""
+    if not config.gate_coef:
+        return 0.0
+    annealed = config.gate_coef * guide / config.guide_coef if config.guide_coef else 0.0
+    return max(annealed, config.gate_floor)
 
 
 def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -191,26 +201,18 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     rng = np.random.default_rng(config.seed)
     env_cfg = config.env
     m, k = batch_sizes(config)
-    net = build(
-        {
-            "architecture": config.architecture,
-            "history_window": env_cfg.get("history_window", DEFAULTS.history_window),
-            "width": config.width,
-            "layers": config.layers,
-            "heads": 4,
-            "autoregressive": config.autoregressive,
-            "planner_hints": config.planner_hints,
-            "pick_hints": config.pick_hints,
-            "uniform_pick": config.uniform_pick,
-        }
-    )
+    net = build_network(config)
     if config.rule_start:
         net.start_at_rules()
     _check_gate_supervision(net, config)
+    reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
     out.mkdir(parents=True, exist_ok=True)
-    warm = _warm_start(net, config, returns_stats, threads, progress) if config.teacher else {}
+    if reused is not None:
+        warm = _reuse_warm_start(net, reused, returns_stats, config.warm_start_from)
+    else:
+        warm = _warm_start(net, config, returns_stats, threads, progress) if config.teacher else {}
     if warm:
         save_checkpoint(net, out / "warm_start.pt", env_cfg, {"config": asdict(config), "iteration": 0})
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
@@ -267,13 +269,25 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
 
 
 def _check_gate_supervision(net: MARANet, config: PPOConfig) -> None:
-    """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)."""
+    """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)
+    or ``gate_floor`` lies outside ``[0, gate_coef]``."""
     from mara_agents.mara.imitation import check_gate_supervision
     from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
 
     check_gate_supervision(net, None, config.gate_coef)
+    if config.gate_floor != 0.0 and not 0.0 < config.gate_floor <= config.gate_coef:  # NaN fails too
+        raise ValueError(f"gate_floor must lie in [0, gate_coef = {config.gate_coef}], got {config.gate_floor}")
     if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
         raise ValueError(f"gate_coef > 0 needs a best teacher (it follows a planner per episode): {config.teacher!r}")
+
+
+def _reuse_warm_start(net, reused: tuple, returns_stats: RunningMeanStd, source: str) -> dict:
+    """Start from a loaded warm start (:func:`load_warm_start`) instead of cloning anew."""
+    saved, stats = reused
+    net.load_state_dict(saved.state_dict())
+    returns_stats.mean, returns_stats.var = float(stats["return_mean"]), float(stats["return_std"]) ** 2
+    returns_stats.count = float(stats["turns"])
+    return {**stats, "from": str(source)}
 
 
 def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, threads: int, progress: bool) -> dict:
