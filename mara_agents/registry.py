@@ -53,6 +53,23 @@ def make_mara_generalist(**kwargs) -> Scheduler:
     return _shipped_mara("GENERALIST_CHECKPOINT", kwargs)
 
 
+# The factories that load a shipped checkpoint, by its name in mara_agents.mara.scheduler.
+SHIPPED_FACTORIES: dict[Callable[..., Scheduler], str] = {
+    make_mara: "SHIPPED_CHECKPOINT",
+    make_mara_generalist: "GENERALIST_CHECKPOINT",
+}
+
+
+def shipped_checkpoint(name: str) -> Path | None:
+    """The weights file the scheduler registered as ``name`` loads by default; ``None`` if it loads none."""
+    which = SHIPPED_FACTORIES.get(SCHEDULERS.get(name))
+    if which is None:
+        return None
+    from mara_agents.mara import scheduler
+
+    return getattr(scheduler, which)
+
+
 SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
     "mara": make_mara,
     "mara_generalist": make_mara_generalist,

@@ -195,6 +195,20 @@ def test_cells_of_a_checkpoint_agent_are_keyed_by_its_contents(tmp_path):
     assert BenchConfig(agents=(f"mara:{copy}", "edf"), loads=("train",), seeds=1).cells()[0].key != ours.key
 
 
+def test_cells_of_a_shipped_policy_are_keyed_by_its_weights(tmp_path, monkeypatch):
+    """A release that ships other weights under the same name must not reuse the old name's cells."""
+    from mara_agents.mara import scheduler
+
+    config = BenchConfig(agents=("mara_generalist", "edf"), loads=("train",), seeds=1)
+    shipped, heuristic = config.cells()
+    digest = hashlib.sha256(scheduler.GENERALIST_CHECKPOINT.read_bytes()).hexdigest()
+    assert shipped.env_kwargs["checkpoint_sha256"] == digest and "checkpoint_sha256" not in heuristic.env_kwargs
+    retrained = tmp_path / "mara_generalist.pt"
+    retrained.write_bytes(scheduler.GENERALIST_CHECKPOINT.read_bytes() + b"\0")
+    monkeypatch.setattr(scheduler, "GENERALIST_CHECKPOINT", retrained)
+    assert config.cells()[0].key != shipped.key and config.cells()[1].key == heuristic.key
+
+
 def test_summary_pairs_by_seed_and_leaves_a_failed_reference_out():
     from mara_agents.bench.summary import summary_rows
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mara_agents.bench.cells import Cell, cell_env, load_value
-from mara_agents.registry import check_spec, split_spec
+from mara_agents.registry import check_spec, shipped_checkpoint, split_spec
 from mara_env.config import DEFAULTS as ENV_DEFAULTS
 from mara_env.env import raw_env
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS, resolve_load
@@ -148,9 +148,10 @@ class BenchConfig:
             env = {**env, "trace_sha256": file_digest(self.arrivals)}
         cells = []
         for agent in self.agents:
-            kind, _, checkpoint = split_spec(agent)
-            # ... and with the same checkpoint contents, wherever it lives
-            agent_env = {**env, "checkpoint_sha256": file_digest(checkpoint)} if kind == "checkpoint" else env
+            kind, name, checkpoint = split_spec(agent)
+            # ... and with the same checkpoint contents, wherever it lives (shipped weights included)
+            weights = checkpoint if kind == "checkpoint" else shipped_checkpoint(name) if kind == "name" else None
+            agent_env = {**env, "checkpoint_sha256": file_digest(weights)} if weights else env
             for workload in self.workloads:
                 for load in self.loads:
                     cells.append(Cell(agent, workload, load, tuple(self.seed_list), agent_env, search_path))
