@@ -13,9 +13,11 @@ import torch
 import mara_agents
 import mara_env
 from mara_agents.base import EnvRequirements
+from mara_agents.mara.advantages import gae
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.guidance import guide_weight
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.ppo import PPOConfig, gae, guide_weight
+from mara_agents.mara.ppo import PPOConfig
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_env.env import live_turns
 

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import mara_env
+from mara_agents.mara.advantages import RunningMeanStd
 from mara_agents.mara.imitation import Demonstrations, clone
-from mara_agents.mara.ppo import PPOConfig, RunningMeanStd, _update
+from mara_agents.mara.ppo import PPOConfig, _update
 from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import Padding
 from mara_agents.mara.slot_network import SlotMARANet

@@ -10,7 +10,8 @@ import torch
 
 import mara_agents.mara.imitation as imitation
 from mara_agents.mara.checkpoint import load_checkpoint
-from mara_agents.mara.ppo import PPOConfig, gate_weight, train
+from mara_agents.mara.guidance import gate_weight
+from mara_agents.mara.ppo import PPOConfig, train
 from tests.test_mara_policy import _train_mara_config
 
 ENV = {"num_nodes": 2, "max_tasks": 4, "horizon": 20, "forecaster": "wls", "curve_split": "train", "shaping": True}

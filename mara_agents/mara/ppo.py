@@ -34,7 +34,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.guidance import check_gate_supervision, gate_weight, guide_weight
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
@@ -102,31 +104,6 @@ class PPOConfig:
     )
 
 
-class RunningMeanStd:
-    """Running mean and variance of returns (value normalisation)."""
-
-    def __init__(self) -> None:
-        self.mean, self.var, self.count = 0.0, 1.0, 1e-4
-
-    def update(self, x: np.ndarray) -> None:
-        mean, var, n = float(x.mean()), float(x.var()), x.size
-        delta, total = mean - self.mean, self.count + n
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
-        self.count = total
-
-    @property
-    def std(self) -> float:
-        return float(np.sqrt(self.var) + 1e-8)
-
-
-def guide_weight(config: PPOConfig, iteration: int, iterations: int) -> float:
-    """The teacher cross-entropy's weight at a 1-based PPO iteration: ``guide_coef`` annealed linearly
-    to 0 by ``guide_until`` of the run, never below ``guide_floor``."""
-    annealed = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
-    return max(annealed, config.guide_floor)
-
-
 def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
     return finite(net.logits(obs, mask, max_tasks))
 
@@ -134,32 +111,6 @@ def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks
 def finite(logits: torch.Tensor) -> torch.Tensor:
     """Masked (``-inf``) logits set to ``MASKED``."""
     return torch.where(torch.isinf(logits), torch.full_like(logits, MASKED), logits)
-
-
-def gate_weight(config: PPOConfig, guide: float) -> float:
-    """The gate cross-entropy's weight in a PPO update whose guide weighs ``guide``: ``gate_coef``
-    annealed as the guide is, never below ``gate_floor`` (0 without gate supervision)."""
-    if not config.gate_coef:
-        return 0.0
-    annealed = config.gate_coef * guide / config.guide_coef if config.guide_coef else 0.0
-    return max(annealed, config.gate_floor)
-
-
-def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """Generalised advantage estimates and returns over a ``(T, E)`` rollout.
-
-    ``dones[t]`` marks that the episode ended with the turn ``t`` (no bootstrap past it).
-    """
-    steps = rewards.shape[0]
-    advantages = np.zeros_like(rewards)
-    running = np.zeros(rewards.shape[1])
-    for t in reversed(range(steps)):
-        next_value = last_value if t == steps - 1 else values[t + 1]
-        alive = 1.0 - dones[t]
-        delta = rewards[t] + gamma * next_value * alive - values[t]
-        running = delta + gamma * lam * alive * running
-        advantages[t] = running
-    return advantages, advantages + values
 
 
 def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None) -> float:
@@ -204,7 +155,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     net = build_network(config)
     if config.rule_start:
         net.start_at_rules()
-    _check_gate_supervision(net, config)
+    check_gate_supervision(net, config)
     reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
@@ -266,19 +217,6 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 writer.close()
         (out / "config.json").write_text(json.dumps(asdict(config), indent=1))
         return {"history": history, "seconds": time.perf_counter() - start, "warm_start": warm}
-
-
-def _check_gate_supervision(net: MARANet, config: PPOConfig) -> None:
-    """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)
-    or ``gate_floor`` lies outside ``[0, gate_coef]``."""
-    from mara_agents.mara.imitation import check_gate_supervision
-    from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
-
-    check_gate_supervision(net, None, config.gate_coef)
-    if config.gate_floor != 0.0 and not 0.0 < config.gate_floor <= config.gate_coef:  # NaN fails too
-        raise ValueError(f"gate_floor must lie in [0, gate_coef = {config.gate_coef}], got {config.gate_floor}")
-    if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
-        raise ValueError(f"gate_coef > 0 needs a best teacher (it follows a planner per episode): {config.teacher!r}")
 
 
 def _reuse_warm_start(net, reused: tuple, returns_stats: RunningMeanStd, source: str) -> dict:
