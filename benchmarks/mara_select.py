@@ -7,6 +7,12 @@ Each checkpoint (and the reference schedulers ``--references``) plays the same v
 chosen to span what a generalist meets (a small and a large cluster, easy and hard curves, the train
 and a heavier load). The report gives the completion rate per scenario and the mean over scenarios;
 pick the checkpoint with the best mean, then report test numbers once with the benchmarks.
+
+Beside the mean, each checkpoint's gap to the best reference of every scenario (its rate minus the
+highest reference rate there) is summarised as the mean gap and the worst gap. A checkpoint with a
+high mean can give back a whole family of scenarios (the sixteenth run's 64-node ``rl``); the worst
+gap shows it, and the report names the checkpoint with the best mean and the one with the least bad
+worst gap.
 """
 
 from __future__ import annotations
@@ -56,6 +62,21 @@ def _play(job: tuple[str, str, int, int]) -> tuple[str, str, float]:
     return spec, scenario, float(record["completion_rate"])
 
 
+def gaps_to_references(
+    means: dict[str, dict[str, float]], checkpoints: list[str], references: list[str]
+) -> dict[str, dict[str, float]]:
+    """Per checkpoint: its mean rate minus the best reference's, scenario by scenario, with their
+    ``mean`` and ``worst`` (the most negative). ``means[agent][scenario]`` is a mean completion rate;
+    every checkpoint's scenarios must be the references' too."""
+    if not references:
+        raise ValueError("gaps to references need at least one reference scheduler")
+    gaps = {}
+    for name in checkpoints:
+        per = {s: rate - max(means[r][s] for r in references) for s, rate in means[name].items()}
+        gaps[name] = {**per, "mean": float(np.mean(list(per.values()))), "worst": min(per.values())}
+    return gaps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoints", nargs="+", type=Path, help="MARA checkpoints to compare")
@@ -80,19 +101,39 @@ def main() -> None:
     rates: dict[tuple[str, str], list[float]] = {}
     for spec, scenario, rate in played:
         rates.setdefault((spec, scenario), []).append(rate)
-    rows, records = [], {}
-    for spec in specs:
-        means = [float(np.mean(rates[(spec, scenario)])) for scenario in args.scenarios]
-        name = spec.split(":", 1)[1] if spec.startswith("mara:") else spec
-        rows.append([name, *(f"{m:.3f}" for m in means), f"{np.mean(means):.3f}"])
-        records[name] = {scenario: rates[(spec, scenario)] for scenario in args.scenarios}
+    names = {spec: spec.split(":", 1)[1] if spec.startswith("mara:") else spec for spec in specs}
+    records = {names[spec]: {s: rates[(spec, s)] for s in args.scenarios} for spec in specs}
+    means = {name: {s: float(np.mean(r)) for s, r in per.items()} for name, per in records.items()}
+    checkpoints = [names[spec] for spec in specs if spec.startswith("mara:")]
+    gaps = gaps_to_references(means, checkpoints, list(args.references)) if args.references else {}
+    rows = []
+    for name in names.values():
+        cells = [f"{means[name][s]:.3f}" for s in args.scenarios] + [f"{np.mean(list(means[name].values())):.3f}"]
+        if gaps:
+            gap = gaps.get(name)
+            cells += [f"{gap['mean']:+.3f}", f"{gap['worst']:+.3f}"] if gap else ["", ""]
+        rows.append([name, *cells])
     note = (
         f"Completion rate on {args.seeds} validation seeds per scenario (`val` curves, seeds from "
         f"{VALIDATION_SEED:,}, {args.horizon} slots, Poisson arrivals); {time.perf_counter() - start:.0f} s "
         f"with {args.jobs} processes."
     )
-    table = format_table(["agent", *args.scenarios, "mean"], rows)
-    write_report(args.out, note + "\n\n" + table + "\n", records)
+    headers = ["agent", *args.scenarios, "mean"] + (["mean gap", "worst gap"] if gaps else [])
+    text = note + "\n\n" + format_table(headers, rows) + "\n"
+    if gaps:
+        text += _picks(means, gaps, checkpoints)
+        records["gaps_to_best_reference"] = gaps
+    write_report(args.out, text, records)
+
+
+def _picks(means: dict[str, dict[str, float]], gaps: dict[str, dict[str, float]], checkpoints: list[str]) -> str:
+    """Name the checkpoint with the best mean and the one whose worst gap is least bad."""
+    best_mean = max(checkpoints, key=lambda name: np.mean(list(means[name].values())))
+    best_worst = max(checkpoints, key=lambda name: gaps[name]["worst"])
+    return (
+        "\nGaps are to the best reference of each scenario. Best mean: "
+        f"`{best_mean}`; least bad worst gap: `{best_worst}` ({gaps[best_worst]['worst']:+.3f}).\n"
+    )
 
 
 if __name__ == "__main__":

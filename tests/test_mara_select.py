@@ -1,0 +1,45 @@
+"""benchmarks/mara_select.py: the gaps to the best reference, by hand."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "mara_select.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("mara_select", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gaps_are_to_the_best_reference_of_each_scenario():
+    means = {
+        "a.pt": {"small": 0.80, "big": 0.50},
+        "b.pt": {"small": 0.70, "big": 0.62},
+        "srw": {"small": 0.75, "big": 0.55},
+        "edf": {"small": 0.72, "big": 0.60},
+    }
+    gaps = _module().gaps_to_references(means, ["a.pt", "b.pt"], ["srw", "edf"])
+    # a.pt: small 0.80 - 0.75 (srw), big 0.50 - 0.60 (edf)
+    assert gaps["a.pt"]["small"] == pytest.approx(0.05) and gaps["a.pt"]["big"] == pytest.approx(-0.10)
+    assert gaps["a.pt"]["mean"] == pytest.approx(-0.025) and gaps["a.pt"]["worst"] == pytest.approx(-0.10)
+    # b.pt: small 0.70 - 0.75, big 0.62 - 0.60
+    assert gaps["b.pt"]["mean"] == pytest.approx(-0.015) and gaps["b.pt"]["worst"] == pytest.approx(-0.05)
+    assert set(gaps) == {"a.pt", "b.pt"}
+
+
+def test_the_picks_name_the_best_mean_and_the_least_bad_worst_gap():
+    module = _module()
+    means = {"a.pt": {"s": 0.9, "t": 0.2}, "b.pt": {"s": 0.6, "t": 0.45}, "srw": {"s": 0.6, "t": 0.5}}
+    gaps = module.gaps_to_references(means, ["a.pt", "b.pt"], ["srw"])
+    text = module._picks(means, gaps, ["a.pt", "b.pt"])
+    assert "Best mean: `a.pt`" in text  # 0.55 against 0.525
+    assert "least bad worst gap: `b.pt` (-0.050)" in text  # a.pt's worst is -0.300
+
+
+def test_gaps_need_a_reference():
+    with pytest.raises(ValueError, match="at least one reference"):
+        _module().gaps_to_references({"a.pt": {"s": 0.5}}, ["a.pt"], [])
