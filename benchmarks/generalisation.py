@@ -122,21 +122,41 @@ def main() -> None:
         row, diff = cell_row(results, key, args.agents, args.mara)
         rows.append(row)
         diffs.append(diff)
-    means = [d["mean"] for d in diffs if d is not None]
-    below = sum(d["mean"] + d["ci95"] < 0 for d in diffs if d is not None and np.isfinite(d["ci95"]))
     note = (
         f"MARA is `{args.mara}`. Completion rate (mean over seeds; test-split curves, Poisson arrivals unless "
         f"a trace, {args.horizon} "
         f"slots, K_max = max(16, 2M)). 'best other' is the non-oracle scheduler with the highest mean in the "
         f"cell; the paired difference is per seed, in percentage points (95% t-interval); 'ceiling' is the LP "
-        f"bound per arrived task. Mean of the paired differences over the {len(means)} cells: "
-        f"{100 * np.mean(means):+.1f} pp; cells where MARA is significantly below: {below}. "
-        f"{time.perf_counter() - start:.0f} s."
+        f"bound per arrived task. {summarise_differences(keys, diffs)} {time.perf_counter() - start:.0f} s."
     )
     flat = {(a, f"{w}/M{m}", load): recs for (a, w, load, m), recs in results.items()}
     write_report(args.out, note + "\n\n" + format_table(HEADER, rows) + "\n", flat)
     if args.out is not None and have_matplotlib():
         write_heatmap(args.out.with_suffix(".png"), dict(zip(keys, diffs)), args.mara)
+
+
+def summarise_differences(keys: list[tuple[str, str, int]], diffs: list[dict | None]) -> str:
+    """The mean paired difference over the cells (and per cluster size where there are several), and
+    how many cells' 95% intervals lie wholly below and wholly above 0. A trace row's key is
+    ``("trace", "-", M)``; it counts in the overall figures and in its size's."""
+    paired = [(key, d) for key, d in zip(keys, diffs) if d is not None]
+    if not paired:
+        return "No cell has MARA's paired difference."
+    means = [d["mean"] for _, d in paired]
+    known = [d for _, d in paired if np.isfinite(d["ci95"])]
+    below = sum(d["mean"] + d["ci95"] < 0 for d in known)
+    above = sum(d["mean"] - d["ci95"] > 0 for d in known)
+    text = (
+        f"Mean of the paired differences over the {len(means)} cells: {100 * np.mean(means):+.1f} pp; "
+        f"cells where MARA is significantly below: {below}; significantly above: {above}."
+    )
+    sizes = sorted({key[2] for key, _ in paired})
+    if len(sizes) > 1:
+        by_size = ", ".join(
+            f"M{m} {100 * np.mean([d['mean'] for key, d in paired if key[2] == m]):+.1f}" for m in sizes
+        )
+        text += f" By cluster size (pp): {by_size}."
+    return text
 
 
 def write_heatmap(path: Path, diffs: dict, mara: str) -> None:

@@ -1,0 +1,43 @@
+"""benchmarks/generalisation.py: the summary line of the report, by hand."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _module():
+    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling agents_by_preset
+    try:
+        spec = importlib.util.spec_from_file_location("generalisation", BENCHMARKS / "generalisation.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_counts_cells_below_and_above_and_means_by_size():
+    keys = [("rl", "train", 4), ("rl", "heavy", 4), ("rl", "train", 32), ("trace", "-", 32), ("tabular", "train", 32)]
+    diffs = [
+        {"mean": 0.02, "ci95": 0.01},  # above
+        {"mean": -0.03, "ci95": 0.01},  # below
+        {"mean": 0.01, "ci95": 0.02},  # neither
+        {"mean": 0.04, "ci95": float("nan")},  # one seed: counts in the means, not in the tests
+        None,  # MARA did not play this cell
+    ]
+    text = _module().summarise_differences(keys, diffs)
+    assert "over the 4 cells: +1.0 pp" in text  # (2 - 3 + 1 + 4) / 4
+    assert "significantly below: 1; significantly above: 1." in text
+    assert "By cluster size (pp): M4 -0.5, M32 +2.5." in text  # (2 - 3) / 2 and (1 + 4) / 2
+
+
+def test_one_size_has_no_breakdown_and_no_cell_says_so():
+    module = _module()
+    text = module.summarise_differences([("rl", "train", 8)], [{"mean": -0.01, "ci95": 0.005}])
+    assert text == (
+        "Mean of the paired differences over the 1 cells: -1.0 pp; "
+        "cells where MARA is significantly below: 1; significantly above: 0."
+    )
+    assert module.summarise_differences([("rl", "train", 8)], [None]) == "No cell has MARA's paired difference."
