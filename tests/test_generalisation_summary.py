@@ -1,21 +1,10 @@
 """benchmarks/generalisation.py: the summary line of the report, by hand."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.scripts import load_script
 
 
 def _module():
-    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling agents_by_preset
-    try:
-        spec = importlib.util.spec_from_file_location("generalisation", BENCHMARKS / "generalisation.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_script("benchmarks/generalisation.py")  # it imports its sibling agents_by_preset
 
 
 def test_counts_cells_below_and_above_and_means_by_size():

@@ -1,6 +1,5 @@
 """The MARA policy's pieces: network shapes and masks, GAE by hand, checkpoints, the smoke run."""
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import PPOConfig
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_env.env import live_turns
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,9 +132,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
 
 def _train_mara_config(monkeypatch, *argv: str):
     """The PPOConfig that ``examples/train_mara.py ARGV`` would train with (nothing is trained)."""
-    spec = importlib.util.spec_from_file_location("train_mara_example", ROOT / "examples" / "train_mara.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("examples/train_mara.py")
     monkeypatch.setattr(sys, "argv", ["train_mara.py", *argv])
     return module.configure(module.parse_args())
 

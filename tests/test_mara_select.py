@@ -1,18 +1,12 @@
 """benchmarks/mara_select.py: the gaps to the best reference, by hand."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "mara_select.py"
+from tests.scripts import load_script
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("mara_select", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/mara_select.py")
 
 
 def test_gaps_are_to_the_best_reference_of_each_scenario():

@@ -1,6 +1,5 @@
 """benchmarks/teacher_winners.py: its summary by hand, and its refusals."""
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -8,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "teacher_winners.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("teacher_winners", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/teacher_winners.py")
 
 
 def test_summary_counts_wins_means_and_margins_by_hand():
