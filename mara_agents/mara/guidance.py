@@ -26,7 +26,7 @@ def gate_weight(config: PPOConfig, guide: float) -> float:
     return max(annealed, config.gate_floor)
 
 
-def check_gate_supervision(net: MARANet, config: PPOConfig) -> None:
+def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
     """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)
     or ``gate_floor`` lies outside ``[0, gate_coef]``."""
     from mara_agents.mara import imitation

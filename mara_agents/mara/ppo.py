@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
-from mara_agents.mara.guidance import check_gate_supervision, gate_weight, guide_weight
+from mara_agents.mara.guidance import check_gate_settings, gate_weight, guide_weight
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
@@ -155,7 +155,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     net = build_network(config)
     if config.rule_start:
         net.start_at_rules()
-    check_gate_supervision(net, config)
+    check_gate_settings(net, config)
     reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
