@@ -11,7 +11,8 @@ the best other non-oracle scheduler's, their difference paired by seed (95% t-in
 edf's utilisation, and the LP ceiling; the last lines are the mean of the paired differences over all
 cells and a trace-replay row (``--trace``, a bursty heavy-tailed trace made with
 ``examples/traces/make_example_trace.py``). Writes the markdown report, the raw records as JSON
-beside it, and the paired differences as a heatmap (``.png``, where matplotlib is installed).
+beside it (each labelled with its cell's ``nodes`` and whether it is the ``trace``), and the paired
+differences as a heatmap (``.png``, where matplotlib is installed).
 """
 
 from __future__ import annotations
@@ -129,10 +130,19 @@ def main() -> None:
         f"cell; the paired difference is per seed, in percentage points (95% t-interval); 'ceiling' is the LP "
         f"bound per arrived task. {summarise_differences(keys, diffs)} {time.perf_counter() - start:.0f} s."
     )
-    flat = {(a, f"{w}/M{m}", load): recs for (a, w, load, m), recs in results.items()}
-    write_report(args.out, note + "\n\n" + format_table(HEADER, rows) + "\n", flat)
+    write_report(args.out, note + "\n\n" + format_table(HEADER, rows) + "\n", labelled_records(results))
     if args.out is not None and have_matplotlib():
         write_heatmap(args.out.with_suffix(".png"), dict(zip(keys, diffs)), args.mara)
+
+
+def labelled_records(results: dict[tuple[str, str, str, int], list[dict]]) -> dict[tuple, list[dict]]:
+    """The records to write, each labelled with its cell: ``nodes`` (M) and ``trace`` (whether it replays
+    the trace; a trace record's own ``workload`` and ``load`` are the curves and preset it replays with).
+    Without the labels a report of several sizes could not tell their seeds apart."""
+    return {
+        key: [{**record, "nodes": key[3], "trace": key[1] == "trace"} for record in records]
+        for key, records in results.items()
+    }
 
 
 def summarise_differences(keys: list[tuple[str, str, int]], diffs: list[dict | None]) -> str:

@@ -30,3 +30,15 @@ def test_one_size_has_no_breakdown_and_no_cell_says_so():
         "cells where MARA is significantly below: 1; significantly above: 0."
     )
     assert module.summarise_differences([("rl", "train", 8)], [None]) == "No cell has MARA's paired difference."
+
+
+def test_records_are_labelled_with_their_cell():
+    results = {
+        ("edf", "rl", "heavy", 4): [{"seed": 0, "workload": "rl", "load": "heavy"}],
+        ("edf", "trace", "-", 32): [{"seed": 0, "workload": "mixed", "load": "train"}],
+    }
+    labelled = _module().labelled_records(results)
+    grid = {"seed": 0, "workload": "rl", "load": "heavy", "nodes": 4, "trace": False}
+    assert labelled[("edf", "rl", "heavy", 4)] == [grid]
+    assert labelled[("edf", "trace", "-", 32)][0]["nodes"] == 32 and labelled[("edf", "trace", "-", 32)][0]["trace"]
+    assert "nodes" not in results[("edf", "rl", "heavy", 4)][0]  # the cached records are not changed
