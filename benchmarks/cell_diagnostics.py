@@ -17,9 +17,7 @@ import gzip
 import json
 from pathlib import Path
 
-import numpy as np
-
-from mara_agents.stats import format_table
+from mara_agents.stats import format_table, summarize
 
 METRICS = ("completion_rate", "wasted_work", "switches_per_task", "utilisation", "mean_failure_shortfall")
 
@@ -59,7 +57,8 @@ def cell_means(rows: list[dict], cell: tuple[str, str, int | None], agent: str) 
         ]  # fmt: skip
     if not picked:
         return None
-    return {"seeds": len(picked), **{m: float(np.mean([r[m] for r in picked])) for m in METRICS}}
+    summary = summarize(picked)
+    return {"seeds": len(picked), **{m: summary[m]["mean"] for m in METRICS}}
 
 
 def main() -> None:

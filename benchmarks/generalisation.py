@@ -27,7 +27,7 @@ from agents_by_preset import run_grid, write_report  # the sibling script (bench
 import mara_agents
 from mara_agents.bench import BenchConfig
 from mara_agents.bench.figures import have_matplotlib, plot_differences
-from mara_agents.stats import format_mean_ci, format_table, mean_ci95, paired_difference
+from mara_agents.stats import format_mean_ci, format_table, mean_ci95, paired_difference, significance
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS
 
 NON_ORACLE = ("oracle",)  # schedulers that know the needs: never "the best other scheduler"
@@ -153,9 +153,8 @@ def summarise_differences(keys: list[tuple[str, str, int]], diffs: list[dict | N
     if not paired:
         return "No cell has MARA's paired difference."
     means = [d["mean"] for _, d in paired]
-    known = [d for _, d in paired if np.isfinite(d["ci95"])]
-    below = sum(d["mean"] + d["ci95"] < 0 for d in known)
-    above = sum(d["mean"] - d["ci95"] > 0 for d in known)
+    signs = [significance(d) for _, d in paired]
+    below, above = signs.count(-1), signs.count(1)
     text = (
         f"Mean of the paired differences over the {len(means)} cells: {100 * np.mean(means):+.1f} pp; "
         f"cells where MARA is significantly below: {below}; significantly above: {above}."

@@ -55,6 +55,15 @@ def paired_difference(values: Sequence[float], reference: Sequence[float]) -> di
     return {"mean": mean, "ci95": half, "n": len(values)}
 
 
+def significance(stat: dict) -> int:
+    """-1 where the 95% interval of ``stat`` (``{"mean", "ci95"}``) lies wholly below 0, +1 wholly above,
+    0 otherwise (an undefined interval, as with one seed, included)."""
+    mean, half = stat["mean"], stat["ci95"]
+    if math.isnan(mean) or math.isnan(half):
+        return 0
+    return -1 if mean + half < 0 else 1 if mean - half > 0 else 0
+
+
 def format_mean_ci(stat: dict | None, digits: int = 3, scale: float = 1.0, signed: bool = False, unit: str = "") -> str:
     """``mean ± ci95`` of a summary entry (times ``scale``); ``n/a`` for a missing or undefined mean.
 

@@ -7,7 +7,7 @@ import pytest
 
 import mara_agents
 from mara_agents.cli import main
-from mara_agents.stats import t_critical_95
+from mara_agents.stats import significance, t_critical_95
 
 RECORD_KEYS = {"seed", "completion_rate", "completed", "arrived", "wasted_work", "utilisation"}
 
@@ -93,3 +93,10 @@ def test_cli_bad_config_is_one_clear_line(capsys):
 def test_cli_describe(capsys):
     assert main(["describe"]) == 0
     assert "synthetic" in capsys.readouterr().out
+
+
+def test_significance_reads_the_95_percent_interval():
+    assert significance({"mean": -0.03, "ci95": 0.01}) == -1  # [-0.04, -0.02]
+    assert significance({"mean": 0.02, "ci95": 0.01}) == 1  # [0.01, 0.03]
+    assert significance({"mean": 0.01, "ci95": 0.02}) == 0  # [-0.01, 0.03] holds 0
+    assert significance({"mean": 0.04, "ci95": float("nan")}) == 0  # one seed: no interval

@@ -15,7 +15,7 @@ from pathlib import Path
 from mara_agents.bench.cells import cell_env
 from mara_agents.bench.config import BenchConfig, offered_load
 from mara_agents.bench.files import write_atomic
-from mara_agents.stats import summarize
+from mara_agents.stats import significance, summarize
 from mara_env.workloads import LOAD_PRESETS
 
 FIGURES = {
@@ -186,9 +186,8 @@ def difference_label(diff: dict | None) -> str:
     wholly below/above 0, empty for a cell that was not run."""
     if diff is None or math.isnan(diff["mean"]):
         return ""
-    mean, ci = 100 * diff["mean"], 100 * diff["ci95"]
-    mark = "" if math.isnan(ci) else "▼" if mean + ci < 0 else "▲" if mean - ci > 0 else ""
-    return f"{mean:+.1f}{mark}"
+    mark = {-1: "▼", 0: "", 1: "▲"}[significance(diff)]
+    return f"{100 * diff['mean']:+.1f}{mark}"
 
 
 def plot_differences(diffs: dict, rows: Sequence[str], columns: Sequence[str], title: str, path: Path) -> None:
