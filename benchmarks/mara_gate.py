@@ -1,13 +1,20 @@
-"""Where the generalist follows srw and where edf: its per-slot gate, by workload and cluster size.
+"""How the generalist's gate led: which planner path it weighed per slot, how often the lead changed,
+and how often its decisions matched ``srw``, ``edf`` and ``uniform``, by workload, load and size.
 
-    python benchmarks/mara_gate.py --out docs/results/mara_gate.md
+    python benchmarks/mara_gate.py --out docs/results/mara_gate
+    python benchmarks/mara_gate.py --workloads rl tabular --loads extreme --sizes 8 --seeds 5 --horizon 300
     python benchmarks/mara_gate.py --checkpoint runs/mara_generalist/checkpoint.pt   # any hinted checkpoint
 
-The hinted slot actor mixes two skip paths, one playing ``srw``'s rule and one ``edf``'s, with a gate
-in [0, 1] read from the slot's encoding (1: all ``srw``). This plays the shipped ``mara_generalist``
-on test-split episodes and reports the gate's mean and 10th/90th percentiles over the slots that
-had a task, per workload and ``M``, beside which of ``srw`` and ``edf`` completes more there
-(``docs/results/generalisation.md``). It reads the gate from the scheduler's ``slot_parts``.
+The hinted slot actor (``mara_agents.mara.slot_network``) mixes skip paths, one per planner (``srw``,
+``edf`` and, with the uniform pick, ``uniform``), with weights read from the slot's encoding. For
+every slot with a task to choose this records the weights (from the scheduler's ``slot_parts``); for
+every turn it asks each planner, on the very observation the generalist acted on, what it would have
+played. The planners read only the observation, so they watch without changing the episode. Columns:
+completion rate and switches per task of the episodes played, the mean weight of each path and the
+10th/90th percentiles of the ``srw`` one, the share of slots each path led (had the largest weight),
+lead changes per 100 consecutive slots, and the share of turns each planner agreed with.
+``cell_diagnostics.py`` gives what a way of playing cost (wasted work, switches);
+``generalisation.py`` the outcome.
 """
 
 from __future__ import annotations
@@ -17,61 +24,115 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 import mara_agents
-import mara_env
-from mara_agents.evaluation import env_config
+from mara_agents.base import EnvRequirements, Scheduler
+from mara_agents.evaluation import evaluate
 from mara_agents.stats import format_table
-from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
 
+PATHS = ("srw", "edf", "uniform")  # the gate's paths, in the order of slot_network.GATE_PATHS
+HEADER = ["workload", "load", "M", "slots", "completion", "switches/task", *(f"w {p}" for p in PATHS)]
+HEADER += ["srw p10", "srw p90", *(f"led {p}" for p in PATHS), "lead flips /100 slots"]
+HEADER += [f"agree {p}" for p in PATHS]
 
-def gates(workload: str, nodes: int, seeds: list[int], horizon: int, checkpoint: str | None = None) -> list[float]:
-    """The gate of every slot with at least one task, over ``seeds`` (the shipped generalist by default)."""
-    policy = mara_agents.make("mara_generalist", **({"checkpoint": checkpoint} if checkpoint else {}))
-    settings = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "workload": workload, "horizon": horizon}
-    env = mara_env.raw_env(**env_config(policy, settings))
-    values: list[float] = []
-    for seed in seeds:
-        env.reset(seed=seed)
-        policy.reset(seed)
-        last = None
-        for agent in live_turns(env):
-            observation = env.observe(agent)
-            env.step(policy.act(observation, agent))
-            encoding = policy.slot_parts  # made at the slot's first turn, shared by its nodes
-            if encoding is not last:
-                if observation["action_mask"][1:].any():  # a slot with a task to choose
-                    values.append(encoding.gate)
-                last = encoding
-    return values
+
+class GateRecorder:
+    """Plays ``scheduler`` (a hinted slot MARA) and records its path weights per slot with a task, and
+    per turn whether each of ``shadows`` (name -> scheduler) would have played the same. The shadows
+    only watch: their actions are never played."""
+
+    def __init__(self, scheduler: Scheduler, shadows: dict[str, Scheduler]) -> None:
+        self.scheduler, self.shadows = scheduler, shadows
+        self.requirements: EnvRequirements = scheduler.requirements
+        self.weights: list[tuple[float, float, float]] = []  # per slot with a task, over all episodes
+        self.episode_starts: list[int] = []  # where each episode's slots begin in ``weights``
+        self.agreements = {name: 0 for name in shadows}
+        self.turns = 0
+        self._parts: object | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self.scheduler.reset(seed)
+        for shadow in self.shadows.values():
+            shadow.reset(seed)
+        self.episode_starts.append(len(self.weights))
+        self._parts = None
+
+    def act(self, observation: dict, agent: str) -> int:
+        action = self.scheduler.act(observation, agent)
+        parts = self.scheduler.slot_parts
+        if parts is None:
+            raise ValueError("mara_gate needs a slot-encoding MARA network (architecture 'slot')")
+        if parts is not self._parts:  # a new slot: the actor encoded it at this turn
+            self._parts = parts
+            if np.asarray(observation["action_mask"])[1:].any():  # a slot with a task to choose
+                self.weights.append((parts.gate, 1.0 - parts.gate - parts.uniform_gate, parts.uniform_gate))
+        for name, shadow in self.shadows.items():
+            self.agreements[name] += int(shadow.act(observation, agent) == action)
+        self.turns += 1
+        return action
+
+    def summary(self) -> dict[str, float]:
+        """Slots, mean path weights, the srw weight's 10th/90th percentiles, share of slots each path
+        led, lead flips per 100 slot changes within an episode, and each shadow's share of agreeing turns."""
+        weights = np.asarray(self.weights, dtype=float).reshape(-1, len(PATHS))
+        if not len(weights):
+            raise ValueError("no slot had a task to choose: nothing to summarise")
+        lead = weights.argmax(axis=1)
+        starts = set(self.episode_starts)
+        changes = [i for i in range(1, len(lead)) if i not in starts]  # slot pairs within one episode
+        flips = sum(int(lead[i] != lead[i - 1]) for i in changes)
+        out = {"slots": float(len(weights))}
+        out |= {f"w {p}": float(weights[:, j].mean()) for j, p in enumerate(PATHS)}
+        out["srw p10"], out["srw p90"] = (float(v) for v in np.percentile(weights[:, 0], [10, 90]))
+        out |= {f"led {p}": float((lead == j).mean()) for j, p in enumerate(PATHS)}
+        out["lead flips /100 slots"] = 100.0 * flips / max(len(changes), 1)
+        out |= {f"agree {name}": count / max(self.turns, 1) for name, count in self.agreements.items()}
+        return out
+
+
+def gate_cell(agent: str, cell: tuple[str, str, int], seeds: int, horizon: int) -> tuple[dict[str, float], list]:
+    """Play ``seeds`` test episodes of ``agent`` on (workload, load, M) under a :class:`GateRecorder`:
+    its summary with the episodes' completion and switches, and the per-slot weights."""
+    workload, load, nodes = cell
+    recorder = GateRecorder(mara_agents.make(agent), {name: mara_agents.make(name) for name in PATHS})
+    env = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "horizon": horizon, "workload": workload, "load": load}
+    records = evaluate(recorder, range(seeds), **env)
+    outcome = {
+        "completion": float(np.mean([r["completion_rate"] for r in records])),
+        "switches/task": float(np.mean([r["switches_per_task"] for r in records])),
+    }
+    return {**outcome, **recorder.summary()}, recorder.weights
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="+", default=["synthetic", "vision", "rl", "mixed", "charlm", "tabular"])
+    parser.add_argument("--loads", nargs="+", default=["train"], help="load presets (train, heavy, extreme)")
     parser.add_argument("--sizes", nargs="+", type=int, default=[4, 32])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=2, help="episodes per cell (seeds 0..N-1, as in the table)")
     parser.add_argument("--horizon", type=int, default=150)
     parser.add_argument("--checkpoint", help="a hinted MARA checkpoint instead of the shipped generalist")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_gate"))
     args = parser.parse_args()
+    if args.seeds < 1 or args.horizon < 1 or min(args.sizes) < 1:
+        parser.error("--seeds, --horizon and every --sizes value must be >= 1")
+    agent = f"mara_generalist:{args.checkpoint}" if args.checkpoint else "mara_generalist"
+    cells = [(w, load, m) for m in args.sizes for w in args.workloads for load in args.loads]
     start = time.perf_counter()
     rows, records = [], {}
-    for nodes in args.sizes:
-        for workload in args.workloads:
-            values = np.asarray(gates(workload, nodes, list(range(args.seeds)), args.horizon, args.checkpoint))
-            records[f"{workload}/M{nodes}"] = values.tolist()
-            p10, p90 = np.percentile(values, [10, 90])
-            rows.append([workload, str(nodes), str(values.size), f"{values.mean():.2f}", f"{p10:.2f}", f"{p90:.2f}"])
+    for cell in tqdm(cells, desc="gate", unit="cell"):
+        result, weights = gate_cell(agent, cell, args.seeds, args.horizon)
+        records["{}/{}/M{}".format(*cell)] = weights
+        rows.append([*cell[:2], str(cell[2]), f"{result['slots']:.0f}", *(f"{result[h]:.2f}" for h in HEADER[4:])])
     which = f"`{args.checkpoint}`" if args.checkpoint else "the shipped `mara_generalist`"
     note = (
-        f"Gate of {which} (1 = the srw path, 0 = the edf path) over the slots with a "
-        f"task; test-split curves, train load, seeds 0..{args.seeds - 1}, {args.horizon} slots, "
-        f"K_max = max(16, 2M); {time.perf_counter() - start:.0f} s."
+        f"Gate of {which} over the slots with a task (weights of the srw, edf and uniform paths; 0 for a "
+        f"path the network lacks), and the planners' agreement with its turns; test-split curves, seeds "
+        f"0..{args.seeds - 1}, {args.horizon} slots, K_max = max(16, 2M); {time.perf_counter() - start:.0f} s."
     )
-    table = format_table(["workload", "M", "slots", "mean gate", "p10", "p90"], rows)
-    write_report(args.out, note + "\n\n" + table + "\n", records)
+    write_report(args.out, note + "\n\n" + format_table(HEADER, rows) + "\n", records)
 
 
 if __name__ == "__main__":

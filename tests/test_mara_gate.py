@@ -1,0 +1,97 @@
+"""benchmarks/mara_gate.py: the gate record by hand, planners that watch without changing the episode,
+refusals."""
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mara_agents.base import EnvRequirements
+from mara_agents.evaluation import evaluate
+from tests.scripts import ROOT, load_script
+
+A_TASK = {"action_mask": np.array([1, 1], dtype=np.int8)}  # idle or row 0
+NO_TASK = {"action_mask": np.array([1, 0], dtype=np.int8)}  # idle only
+
+
+class ScriptedActor:
+    """Plays a fixed list of (action, slot parts); a new parts object marks a new slot."""
+
+    requirements = EnvRequirements()
+
+    def __init__(self, script):
+        self.script, self.slot_parts = list(script), None
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, agent):
+        action, self.slot_parts = self.script.pop(0)
+        return action
+
+
+class Constant:
+    def __init__(self, action):
+        self.action = action
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, agent):
+        return self.action
+
+
+def _parts(srw, uniform):
+    return SimpleNamespace(gate=srw, uniform_gate=uniform)
+
+
+def test_gate_record_by_hand():
+    module = load_script("benchmarks/mara_gate.py")
+    a, b, c, empty = _parts(0.7, 0.1), _parts(0.2, 0.1), _parts(0.1, 0.6), _parts(0.9, 0.0)
+    # episode 1: slot a (two turns), slot b; episode 2: slot c, an empty slot (not counted), slot a
+    script = [(1, a), (1, a), (0, b), (1, c), (0, empty), (1, a)]
+    observations = [A_TASK, A_TASK, A_TASK, A_TASK, NO_TASK, A_TASK]
+    recorder = module.GateRecorder(ScriptedActor(script), {"one": Constant(1), "zero": Constant(0)})
+    turn = 0
+    for length in (3, 3):
+        recorder.reset(0)
+        for _ in range(length):
+            recorder.act(observations[turn], "node_0")
+            turn += 1
+    summary = recorder.summary()
+    assert summary["slots"] == 4
+    assert summary["w srw"] == pytest.approx((0.7 + 0.2 + 0.1 + 0.7) / 4)
+    assert summary["w edf"] == pytest.approx((0.2 + 0.7 + 0.3 + 0.2) / 4)
+    assert summary["led srw"] == pytest.approx(0.5) and summary["led uniform"] == pytest.approx(0.25)
+    # slot changes within an episode: a->b and c->a, both flips; b->c crosses episodes and does not count
+    assert summary["lead flips /100 slots"] == pytest.approx(100.0)
+    assert summary["agree one"] == pytest.approx(4 / 6) and summary["agree zero"] == pytest.approx(2 / 6)
+
+
+def test_refuses_an_actor_without_a_gate_and_an_empty_record():
+    module = load_script("benchmarks/mara_gate.py")
+    recorder = module.GateRecorder(ScriptedActor([(0, None)]), {})
+    with pytest.raises(ValueError, match="slot-encoding"):
+        recorder.act(A_TASK, "node_0")
+    with pytest.raises(ValueError, match="no slot had a task"):
+        recorder.summary()
+
+
+def test_watching_planners_do_not_change_the_episode():
+    module = load_script("benchmarks/mara_gate.py")
+    env = {"num_nodes": 4, "max_tasks": 16, "horizon": 30, "workload": "rl", "load": "heavy"}
+    summary, weights = module.gate_cell("mara_generalist", ("rl", "heavy", 4), seeds=1, horizon=30)
+    plain = evaluate("mara_generalist", [0], **env)[0]
+    assert summary["completion"] == pytest.approx(plain["completion_rate"])
+    assert summary["switches/task"] == pytest.approx(plain["switches_per_task"])
+    assert len(weights) == summary["slots"] > 0
+    assert sum(summary[f"w {p}"] for p in module.PATHS) == pytest.approx(1.0)
+    assert all(0.0 <= summary[f"agree {p}"] <= 1.0 for p in module.PATHS)
+
+
+def test_cli_refuses_zero_seeds():
+    script = ROOT / "benchmarks" / "mara_gate.py"
+    done = subprocess.run([sys.executable, str(script), "--seeds", "0"], capture_output=True, text=True)
+    assert done.returncode == 2 and "--seeds" in done.stderr
