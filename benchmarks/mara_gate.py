@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 import mara_agents
 from mara_agents.base import EnvRequirements, Scheduler
 from mara_agents.evaluation import evaluate
+from mara_agents.registry import load_agent
 from mara_agents.stats import format_table
 from mara_env.forecast.evaluation import write_report
 
@@ -75,28 +76,33 @@ class GateRecorder:
 
     def summary(self) -> dict[str, float]:
         """Slots, mean path weights, the srw weight's 10th/90th percentiles, share of slots each path
-        led, lead flips per 100 slot changes within an episode, and each shadow's share of agreeing turns."""
-        weights = np.asarray(self.weights, dtype=float).reshape(-1, len(PATHS))
-        if not len(weights):
-            raise ValueError("no slot had a task to choose: nothing to summarise")
-        lead = weights.argmax(axis=1)
-        starts = set(self.episode_starts)
-        changes = [i for i in range(1, len(lead)) if i not in starts]  # slot pairs within one episode
-        flips = sum(int(lead[i] != lead[i - 1]) for i in changes)
-        out = {"slots": float(len(weights))}
-        out |= {f"w {p}": float(weights[:, j].mean()) for j, p in enumerate(PATHS)}
-        out["srw p10"], out["srw p90"] = (float(v) for v in np.percentile(weights[:, 0], [10, 90]))
-        out |= {f"led {p}": float((lead == j).mean()) for j, p in enumerate(PATHS)}
-        out["lead flips /100 slots"] = 100.0 * flips / max(len(changes), 1)
+        led, lead flips per 100 slot changes within an episode, and each shadow's share of agreeing turns.
+        The gate's figures are NaN where no slot had a task (a short or empty episode)."""
+        out = {"slots": float(len(self.weights)), **gate_figures(self.weights, set(self.episode_starts))}
         out |= {f"agree {name}": count / max(self.turns, 1) for name, count in self.agreements.items()}
         return out
 
 
+def gate_figures(slots: list[tuple[float, float, float]], episode_starts: set[int]) -> dict[str, float]:
+    """The gate's columns from per-slot path weights (``episode_starts``: indices where episodes begin)."""
+    names = [*(f"w {p}" for p in PATHS), "srw p10", "srw p90", *(f"led {p}" for p in PATHS), "lead flips /100 slots"]
+    if not slots:
+        return dict.fromkeys(names, float("nan"))
+    weights = np.asarray(slots, dtype=float)
+    lead = weights.argmax(axis=1)
+    changes = [i for i in range(1, len(lead)) if i not in episode_starts]  # slot pairs within one episode
+    flips = sum(int(lead[i] != lead[i - 1]) for i in changes)
+    p10, p90 = np.percentile(weights[:, 0], [10, 90])
+    values = [*weights.mean(axis=0), p10, p90, *((lead == j).mean() for j in range(len(PATHS)))]
+    return dict(zip(names, [*map(float, values), 100.0 * flips / max(len(changes), 1)]))
+
+
 def gate_cell(agent: str, cell: tuple[str, str, int], seeds: int, horizon: int) -> tuple[dict[str, float], list]:
-    """Play ``seeds`` test episodes of ``agent`` on (workload, load, M) under a :class:`GateRecorder`:
+    """Play ``seeds`` test episodes of ``agent`` (an agent spec: ``mara_generalist`` or
+    ``mara_generalist:CHECKPOINT``) on (workload, load, M) under a :class:`GateRecorder`:
     its summary with the episodes' completion and switches, and the per-slot weights."""
     workload, load, nodes = cell
-    recorder = GateRecorder(mara_agents.make(agent), {name: mara_agents.make(name) for name in PATHS})
+    recorder = GateRecorder(load_agent(agent), {name: mara_agents.make(name) for name in PATHS})
     env = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "horizon": horizon, "workload": workload, "load": load}
     records = evaluate(recorder, range(seeds), **env)
     outcome = {
@@ -118,6 +124,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.seeds < 1 or args.horizon < 1 or min(args.sizes) < 1:
         parser.error("--seeds, --horizon and every --sizes value must be >= 1")
+    if args.checkpoint and not Path(args.checkpoint).is_file():
+        parser.error(f"--checkpoint {args.checkpoint}: no such file (a hinted MARA checkpoint, e.g. RUN/checkpoint.pt)")
     agent = f"mara_generalist:{args.checkpoint}" if args.checkpoint else "mara_generalist"
     cells = [(w, load, m) for m in args.sizes for w in args.workloads for load in args.loads]
     start = time.perf_counter()
