@@ -1,7 +1,7 @@
 """How the generalist's gate led: which planner path it weighed per slot, how often the lead changed,
 and how often its decisions matched ``srw``, ``edf`` and ``uniform``, by workload, load and size.
 
-    python benchmarks/mara_gate.py --out docs/results/mara_gate
+    python benchmarks/mara_gate.py   # every workload, train load, 4 and 32 nodes, into runs/mara_gate.md
     python benchmarks/mara_gate.py --workloads rl tabular --loads extreme --sizes 8 --seeds 5 --horizon 300
     python benchmarks/mara_gate.py --checkpoint runs/mara_generalist/checkpoint.pt   # any hinted checkpoint
 
