@@ -24,13 +24,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
 from tqdm.auto import tqdm
 
 import mara_agents
 from mara_agents.base import EnvRequirements, Scheduler
 from mara_agents.evaluation import evaluate
 from mara_agents.registry import load_agent
-from mara_agents.stats import format_table
+from mara_agents.stats import format_table, summarize
 from mara_env.forecast.evaluation import write_report
 
 PATHS = ("srw", "edf", "uniform")  # the gate's paths, in the order of slot_network.GATE_PATHS
@@ -103,12 +104,9 @@ def gate_cell(agent: str, cell: tuple[str, str, int], seeds: int, horizon: int) 
     its summary with the episodes' completion and switches, and the per-slot weights."""
     workload, load, nodes = cell
     recorder = GateRecorder(load_agent(agent), {name: mara_agents.make(name) for name in PATHS})
-    env = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "horizon": horizon, "workload": workload, "load": load}
-    records = evaluate(recorder, range(seeds), **env)
-    outcome = {
-        "completion": float(np.mean([r["completion_rate"] for r in records])),
-        "switches/task": float(np.mean([r["switches_per_task"] for r in records])),
-    }
+    env = {"num_nodes": nodes, "max_tasks": table_size(nodes), "horizon": horizon, "workload": workload, "load": load}
+    means = summarize(evaluate(recorder, range(seeds), **env))
+    outcome = {"completion": means["completion_rate"]["mean"], "switches/task": means["switches_per_task"]["mean"]}
     return {**outcome, **recorder.summary()}, recorder.weights
 
 
