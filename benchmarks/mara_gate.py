@@ -4,6 +4,7 @@ and how often its decisions matched ``srw``, ``edf`` and ``uniform``, by workloa
     python benchmarks/mara_gate.py   # every workload, train load, 4 and 32 nodes, into runs/mara_gate.md
     python benchmarks/mara_gate.py --workloads rl tabular --loads extreme --sizes 8 --seeds 5 --horizon 300
     python benchmarks/mara_gate.py --checkpoint runs/mara_generalist/checkpoint.pt   # any hinted checkpoint
+    python benchmarks/mara_gate.py --pin srw --workloads tabular --sizes 32   # the gate held on one path
 
 The hinted slot actor (``mara_agents.mara.slot_network``) mixes skip paths, one per planner (``srw``,
 ``edf`` and, with the uniform pick, ``uniform``), with weights read from the slot's encoding. For
@@ -13,6 +14,8 @@ played. The planners read only the observation, so they watch without changing t
 completion rate and switches per task of the episodes played, the mean weight of each path and the
 10th/90th percentiles of the ``srw`` one, the share of slots each path led (had the largest weight),
 lead changes per 100 consecutive slots, and the share of turns each planner agreed with.
+``--pin PATH`` plays the network with its gate held on one path (``slot_network.pin_gate``), so a
+cell's completion with each pin, beside the learned gate's, says what the gate's choice costs there.
 ``cell_diagnostics.py`` gives what a way of playing cost (wasted work, switches);
 ``generalisation.py`` the outcome.
 """
@@ -30,6 +33,9 @@ from tqdm.auto import tqdm
 import mara_agents
 from mara_agents.base import EnvRequirements, Scheduler
 from mara_agents.evaluation import evaluate
+from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
+from mara_agents.mara.slot_network import pin_gate
 from mara_agents.registry import load_agent
 from mara_agents.stats import format_table, summarize
 from mara_env.forecast.evaluation import write_report
@@ -98,12 +104,22 @@ def gate_figures(slots: list[tuple[float, float, float]], episode_starts: set[in
     return dict(zip(names, [*map(float, values), 100.0 * flips / max(len(changes), 1)]))
 
 
-def gate_cell(agent: str, cell: tuple[str, str, int], seeds: int, horizon: int) -> tuple[dict[str, float], list]:
-    """Play ``seeds`` test episodes of ``agent`` (an agent spec: ``mara_generalist`` or
-    ``mara_generalist:CHECKPOINT``) on (workload, load, M) under a :class:`GateRecorder`:
-    its summary with the episodes' completion and switches, and the per-slot weights."""
+def player(checkpoint: str | None, pin: str | None) -> Scheduler:
+    """The generalist of ``checkpoint`` (``None``: the shipped one), its gate held on ``pin`` if given."""
+    if pin is None:
+        return load_agent(f"mara_generalist:{checkpoint}" if checkpoint else "mara_generalist")
+    net, env, _ = load_checkpoint(Path(checkpoint or GENERALIST_CHECKPOINT))
+    return MARAScheduler(pin_gate(net, pin), trained_env=env)
+
+
+def gate_cell(
+    checkpoint: str | None, cell: tuple[str, str, int], seeds: int, horizon: int, pin: str | None = None
+) -> tuple[dict[str, float], list]:
+    """Play ``seeds`` test episodes of the generalist of ``checkpoint`` (``None``: the shipped one;
+    gate held on ``pin`` if given) on (workload, load, M) under a :class:`GateRecorder`: its summary
+    with the episodes' completion and switches, and the per-slot weights."""
     workload, load, nodes = cell
-    recorder = GateRecorder(load_agent(agent), {name: mara_agents.make(name) for name in PATHS})
+    recorder = GateRecorder(player(checkpoint, pin), {name: mara_agents.make(name) for name in PATHS})
     env = {"num_nodes": nodes, "max_tasks": table_size(nodes), "horizon": horizon, "workload": workload, "load": load}
     means = summarize(evaluate(recorder, range(seeds), **env))
     outcome = {"completion": means["completion_rate"]["mean"], "switches/task": means["switches_per_task"]["mean"]}
@@ -118,21 +134,26 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=2, help="episodes per cell (seeds 0..N-1, as in the table)")
     parser.add_argument("--horizon", type=int, default=150)
     parser.add_argument("--checkpoint", help="a hinted MARA checkpoint instead of the shipped generalist")
+    parser.add_argument("--pin", choices=PATHS, help="hold the gate on one path (uniform: networks with it)")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_gate"))
     args = parser.parse_args()
     if args.seeds < 1 or args.horizon < 1 or min(args.sizes) < 1:
         parser.error("--seeds, --horizon and every --sizes value must be >= 1")
     if args.checkpoint and not Path(args.checkpoint).is_file():
         parser.error(f"--checkpoint {args.checkpoint}: no such file (a hinted MARA checkpoint, e.g. RUN/checkpoint.pt)")
-    agent = f"mara_generalist:{args.checkpoint}" if args.checkpoint else "mara_generalist"
+    try:
+        player(args.checkpoint, args.pin)  # refuses a pin the network cannot take before any play
+    except ValueError as error:
+        parser.error(f"--pin {args.pin}: {error}")
     cells = [(w, load, m) for m in args.sizes for w in args.workloads for load in args.loads]
     start = time.perf_counter()
     rows, records = [], {}
     for cell in tqdm(cells, desc="gate", unit="cell"):
-        result, weights = gate_cell(agent, cell, args.seeds, args.horizon)
+        result, weights = gate_cell(args.checkpoint, cell, args.seeds, args.horizon, args.pin)
         records["{}/{}/M{}".format(*cell)] = weights
         rows.append([*cell[:2], str(cell[2]), f"{result['slots']:.0f}", *(f"{result[h]:.2f}" for h in HEADER[4:])])
     which = f"`{args.checkpoint}`" if args.checkpoint else "the shipped `mara_generalist`"
+    which += f" with its gate pinned on `{args.pin}`" if args.pin else ""
     note = (
         f"Gate of {which} over the slots with a task (weights of the srw, edf and uniform paths; 0 for a "
         f"path the network lacks), and the planners' agreement with its turns; test-split curves, seeds "

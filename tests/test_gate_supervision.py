@@ -13,7 +13,7 @@ from mara_agents.mara.guidance import gate_weight
 from mara_agents.mara.imitation import check_gate_supervision, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import PPOConfig
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss, pin_gate
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import WorkerPool
 from tests.test_mara_policy import _train_mara_config
@@ -47,6 +47,38 @@ def test_path_weights_are_the_gates_mix_of_the_skip_paths():
     mask = torch.ones(1, ENV["max_tasks"] + 1)
     _, weights = net.logits_and_paths(observation, mask)
     assert weights[0].tolist() == pytest.approx([2 / 6, 1 / 6, 3 / 6], abs=1e-6)  # softmax of (log 2, 0, log 3)
+
+
+@pytest.mark.parametrize(
+    ("uniform", "path", "expected"),
+    [
+        (False, "srw", [1, 0, 0]),
+        (False, "edf", [0, 1, 0]),
+        (True, "srw", [1, 0, 0]),
+        (True, "edf", [0, 1, 0]),
+        (True, "uniform", [0, 0, 1]),
+    ],
+)
+def test_a_pinned_gate_gives_its_path_all_the_weight_and_leaves_the_network_alone(uniform, path, expected):
+    net = _net(uniform_pick=uniform)
+    with torch.no_grad():
+        net.gate.weight.normal_()  # a gate that reads the slot, as a trained one does
+    before = {name: value.clone() for name, value in net.state_dict().items()}
+    observation = torch.as_tensor(_demos(seeds=[0]).obs[:5])
+    mask = torch.ones(5, ENV["max_tasks"] + 1)
+    _, weights = pin_gate(net, path).logits_and_paths(observation, mask)
+    assert np.allclose(weights.detach().numpy(), np.array([expected] * 5), rtol=0, atol=1e-9)
+    assert all(torch.equal(before[name], value) for name, value in net.state_dict().items())
+
+
+def test_pin_gate_refuses_a_path_the_network_lacks():
+    with pytest.raises(ValueError, match="uniform"):
+        pin_gate(_net(), "uniform")  # no uniform pick: two paths only
+    with pytest.raises(ValueError, match="one of"):
+        pin_gate(_net(uniform_pick=True), "oracle")
+    torch.manual_seed(0)
+    with pytest.raises(ValueError, match="planner hints"):
+        pin_gate(SlotMARANet(width=16, layers=1, heads=2), "srw")
 
 
 def _demos(seeds: list[int]):

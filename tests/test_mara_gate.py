@@ -90,7 +90,7 @@ def test_no_slot_with_a_task_gives_nan_gate_figures():
 def test_watching_planners_do_not_change_the_episode():
     module = load_script("benchmarks/mara_gate.py")
     env = {"num_nodes": 4, "max_tasks": 16, "horizon": 30, "workload": "rl", "load": "heavy"}
-    summary, weights = module.gate_cell("mara_generalist", ("rl", "heavy", 4), seeds=1, horizon=30)
+    summary, weights = module.gate_cell(None, ("rl", "heavy", 4), seeds=1, horizon=30)
     plain = evaluate("mara_generalist", [0], **env)[0]
     assert summary["completion"] == pytest.approx(plain["completion_rate"])
     assert summary["switches/task"] == pytest.approx(plain["switches_per_task"])
@@ -99,11 +99,23 @@ def test_watching_planners_do_not_change_the_episode():
     assert all(0.0 <= summary[f"agree {p}"] <= 1.0 for p in module.PATHS)
 
 
+def test_a_pinned_generalist_plays_its_path_alone():
+    module = load_script("benchmarks/mara_gate.py")
+    summary, weights = module.gate_cell(None, ("rl", "heavy", 4), seeds=1, horizon=30, pin="edf")
+    assert len(weights) > 0 and all(w == pytest.approx((0.0, 1.0, 0.0), abs=1e-9) for w in weights)
+    assert summary["led edf"] == 1.0 and summary["lead flips /100 slots"] == 0.0
+
+
 SCRIPT = ROOT / "benchmarks" / "mara_gate.py"
 
 
 @pytest.mark.parametrize(
-    ("arguments", "named"), [(["--seeds", "0"], "--seeds"), (["--checkpoint", "missing.pt"], "no such file")]
+    ("arguments", "named"),
+    [
+        (["--seeds", "0"], "--seeds"),
+        (["--checkpoint", "missing.pt"], "no such file"),
+        (["--pin", "uniform"], "--pin uniform"),  # the shipped generalist has no uniform path
+    ],
 )
 def test_cli_refuses_bad_arguments(arguments, named):
     done = subprocess.run([sys.executable, str(SCRIPT), *arguments], capture_output=True, text=True)

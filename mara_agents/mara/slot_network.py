@@ -36,6 +36,7 @@ the same kind as :class:`~.network.MARANet`'s.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -69,6 +70,7 @@ IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any n
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
 AGE = ROW_FEATURES.index("age")
 GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_weights
+PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
 
 
 def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
@@ -152,6 +154,28 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
         return weights.sum() * 0.0  # keeps the graph (and the device) of a real loss
     chosen = weights[labelled].gather(-1, paths[labelled][:, None]).squeeze(-1)
     return -torch.log(chosen.clamp(min=1e-6)).mean()
+
+
+def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:
+    """A copy of ``net`` whose gate gives ``path`` (one of ``GATE_PATHS``) all the weight in every slot.
+
+    Everything else is untouched, so playing the copy shows what the learned gate costs or gains
+    against always following one planner's skip path. ``ValueError`` for a network without a gate
+    (no planner hints), an unknown path, or ``uniform`` on a network without that path.
+    """
+    if net.hint_embed is None:
+        raise ValueError("pin_gate needs a network with planner hints (it has no gate otherwise)")
+    uniform = net.config["uniform_pick"]
+    allowed = GATE_PATHS if uniform else GATE_PATHS[:2]
+    if path not in allowed:
+        raise ValueError(f"path must be one of {list(allowed)} for this network, got {path!r}")
+    # the gate's logits are srw's (and uniform's) against edf's fixed 0
+    logits = {"srw": [PIN_LOGIT, -PIN_LOGIT], "edf": [-PIN_LOGIT, -PIN_LOGIT], "uniform": [-PIN_LOGIT, PIN_LOGIT]}
+    pinned = copy.deepcopy(net)
+    with torch.no_grad():
+        pinned.gate.weight.zero_()
+        pinned.gate.bias.copy_(torch.tensor(logits[path][: 1 + int(uniform)]))
+    return pinned
 
 
 def logits_and_gate_loss(
