@@ -23,7 +23,8 @@ FORMAT = "mara-policy-v1"
 CONFIG_BOUNDS = {"history_window": (1, MAX_HISTORY_WINDOW), "width": (4, 1024), "layers": (1, 16), "heads": (1, 32)}
 MAX_PARAMETERS = 50_000_000
 # Boolean settings and their values in checkpoints written before they existed.
-FLAGS = {"autoregressive": True, "planner_hints": False, "pick_hints": False, "uniform_pick": False}
+FLAGS = {"autoregressive": True, "planner_hints": False, "pick_hints": False, "uniform_pick": False, "selector": False}
+SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector")  # settings of the slot actor only
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 
@@ -70,7 +71,7 @@ def check_config(config: object, path: Path) -> dict:
     for flag in FLAGS:
         if not isinstance(config[flag], bool):
             raise ValueError(f"{where}: config {flag} must be True or False, got {config[flag]!r}")
-    for flag in ("planner_hints", "pick_hints", "uniform_pick"):
+    for flag in SLOT_FLAGS:
         if config[flag] and config.get("architecture", "joint") != "slot":
             raise ValueError(f"{where}: {flag} is a setting of the slot actor only (architecture 'slot')")
     return config
@@ -79,8 +80,7 @@ def check_config(config: object, path: Path) -> dict:
 def build(config: dict) -> MARANet | SlotMARANet:
     """The network a checked config describes (its ``architecture``, the joint actor by default)."""
     architecture = config.get("architecture", "joint")
-    slot_only = {"planner_hints", "pick_hints", "uniform_pick"}
-    dropped = {"architecture"} if architecture == "slot" else {"architecture", *slot_only}
+    dropped = {"architecture"} if architecture == "slot" else {"architecture", *SLOT_FLAGS}
     settings = {k: v for k, v in config.items() if k not in dropped}
     return ARCHITECTURES[architecture](**settings)
 

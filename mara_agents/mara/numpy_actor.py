@@ -91,6 +91,14 @@ class SlotParts:
         return cls(projected, pooled, *hints, *gates, encoding.older[0].detach().numpy())
 
 
+def slot_selector_inputs(pooled: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """:func:`~.slot_network.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``."""
+    layout = layout_of(vector)
+    _, globals_, _, _ = layout.split_observation(vector)
+    extra = [*globals_[SLOT_CONTEXT_INDEX], np.log2(max(layout.num_nodes, 1)) / 6.0]
+    return np.concatenate([pooled, np.asarray(extra, dtype=pooled.dtype)])
+
+
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
     """A linear layer's transposed weight and bias, for ``x @ weight + bias``."""
     return layer.weight.detach().numpy().T.copy(), layer.bias.detach().numpy().copy()
@@ -150,6 +158,7 @@ class NumpySlotEncoder:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
+        self.selector = None if net.selector is None else (_linear(net.selector[0]), _linear(net.selector[2]))
         self.width = net.config["width"]
 
     def __call__(self, vector: np.ndarray) -> SlotParts:
@@ -173,6 +182,8 @@ class NumpySlotEncoder:
             hints = planner_hints(vector[None], self.planner)[0]
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
             gates = self._gates(pooled)
+        if self.selector is not None:
+            gates = self._select(gates, slot_selector_inputs(pooled, vector))
         projected = np.zeros((k, self.width), dtype=np.float32)
         projected[present] = row_tokens @ self.row_hidden[0] + self.row_hidden[1]
         plan_nodes = np.round(hints[:, 0] * layout.num_nodes)
@@ -191,6 +202,14 @@ class NumpySlotEncoder:
         weights = np.exp(np.array([logits[0], 0.0, logits[1]]) - max(float(logits.max()), 0.0))
         weights /= weights.sum()
         return float(weights[0]), float(weights[2])
+
+    def _select(self, gates: tuple[float, float], inputs: np.ndarray) -> tuple[float, float]:
+        """:func:`~.slot_network.select_paths` of the selector's choice, for one slot."""
+        (first, first_bias), (last, last_bias) = self.selector
+        logits = np.tanh(inputs @ first + first_bias) @ last + last_bias
+        choice = np.exp(logits - logits.max())
+        choice /= choice.sum()
+        return float(choice[0] * gates[0] + choice[1]), float(choice[0] * gates[1] + choice[3])
 
 
 class NumpyTurnHead:

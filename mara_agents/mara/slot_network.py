@@ -27,6 +27,12 @@ whole transformer again at every turn. This actor splits the work:
   the three paths. ``uniform`` is a teacher candidate and the best scheduler in several heavily
   loaded ``rl`` cells, but it breaks ``edf``'s ties by age where ``edf`` breaks them by deadline, so
   without its pick the student cannot tell its labels from ``edf``'s.
+- **selector** (``selector=True``, with the uniform pick): a small network on the slot token, the
+  slot's context and ``log2 M`` that chooses, per slot, between the learned gate and one planner's
+  path alone (:data:`SELECTOR_OPTIONS`). It is fitted after training (:mod:`~.selector`), with the
+  rest of the network frozen, to the option that completed most in each of many scenarios: a gate
+  trained with the policy drifted back to the paths PPO preferred, and the big clusters where one
+  planner wins every seed then lost to that planner.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -71,6 +77,9 @@ PICK_START = 5.0  # the pick hints' starting weight in each skip path: the plann
 AGE = ROW_FEATURES.index("age")
 GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_weights
 PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
+SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
+SELECTOR_HIDDEN = 32
+SELECTOR_EXTRA_INPUTS = len(SLOT_CONTEXT) + 1  # beside the slot token: the slot's context and log2(M) / 6
 
 
 def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
@@ -172,10 +181,66 @@ def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:
     # the gate's logits are srw's (and uniform's) against edf's fixed 0
     logits = {"srw": [PIN_LOGIT, -PIN_LOGIT], "edf": [-PIN_LOGIT, -PIN_LOGIT], "uniform": [-PIN_LOGIT, PIN_LOGIT]}
     pinned = copy.deepcopy(net)
+    pinned.selector, pinned.config["selector"] = None, False  # a selector would override the pin
     with torch.no_grad():
         pinned.gate.weight.zero_()
         pinned.gate.bias.copy_(torch.tensor(logits[path][: 1 + int(uniform)]))
     return pinned
+
+
+def graft_uniform_path(net: SlotMARANet) -> SlotMARANet:
+    """A copy of ``net`` (pick hints, no uniform path) with a uniform path added, weighed 0 by its gate.
+
+    The copy plays as ``net`` does (the new path's logit is ``-PIN_LOGIT``), and pinned on ``uniform``
+    it plays ``uniform``'s rule (the pick's weight starts at ``PICK_START``, as in a new network).
+    ``ValueError`` for a network without pick hints or one that has the path already.
+    """
+    if not net.config["pick_hints"] or net.config["uniform_pick"]:
+        raise ValueError("graft_uniform_path needs a network with pick hints and no uniform path yet")
+    grafted = copy.deepcopy(net)
+    grafted.config["uniform_pick"] = True
+    grafted.uniform_skip = nn.Parameter(torch.full((1,), PICK_START))
+    grafted.uniform_idle = nn.Parameter(torch.zeros(1))
+    gate = nn.Linear(net.gate.in_features, 2)
+    with torch.no_grad():
+        gate.weight.copy_(torch.cat([net.gate.weight, torch.zeros_like(net.gate.weight)]))
+        gate.bias.copy_(torch.cat([net.gate.bias, torch.tensor([-PIN_LOGIT])]))
+    grafted.gate = gate
+    return grafted
+
+
+def add_selector(net: SlotMARANet) -> SlotMARANet:
+    """A copy of ``net`` with a :data:`SELECTOR_OPTIONS` selector that picks the learned gate (so it plays
+    as ``net``); a uniform path is grafted first where ``net`` lacks one. ``ValueError`` for a network
+    without pick hints or with a selector already."""
+    if net.selector is not None:
+        raise ValueError("this network has a selector already")
+    chosen = copy.deepcopy(net) if net.config["uniform_pick"] else graft_uniform_path(net)
+    chosen.config["selector"] = True
+    chosen.selector = make_selector(net.config["width"])
+    with torch.no_grad():
+        chosen.selector[-1].bias[0] = PIN_LOGIT
+    return chosen
+
+
+def make_selector(width: int) -> nn.Sequential:
+    """The selector's layers: slot token, context and ``log2 M`` to one logit per option (zero at start)."""
+    head = nn.Linear(SELECTOR_HIDDEN, len(SELECTOR_OPTIONS))
+    nn.init.zeros_(head.weight)
+    nn.init.zeros_(head.bias)
+    return nn.Sequential(nn.Linear(width + SELECTOR_EXTRA_INPUTS, SELECTOR_HIDDEN), nn.Tanh(), head)
+
+
+def selector_inputs(pooled: torch.Tensor, context: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
+    """``(n, width + SELECTOR_EXTRA_INPUTS)``: what the selector reads of each slot."""
+    return torch.cat([pooled, context, torch.log2(num_nodes.clamp(min=1.0))[:, None] / 6.0], dim=-1)
+
+
+def select_paths(choice: torch.Tensor, gate: torch.Tensor, uniform_gate: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The srw and uniform paths' weights once a selector's ``choice`` ``(n, 4)`` (a distribution over
+    :data:`SELECTOR_OPTIONS`) mixes the learned ``gate`` and ``uniform_gate`` with each path alone."""
+    learned = choice[:, :1]
+    return learned * gate + choice[:, 1:2], learned * uniform_gate + choice[:, 3:4]
 
 
 def logits_and_gate_loss(
@@ -208,6 +273,9 @@ class SlotMARANet(nn.Module):
     uniform_pick:
         A third skip path on the row ``uniform`` picks (:func:`uniform_picks`), gated with the others
         by a softmax (needs ``pick_hints``).
+    selector:
+        A selector between the learned gate and each path alone (needs ``uniform_pick``; fitted by
+        :mod:`~.selector`, built by :func:`add_selector`).
     """
 
     architecture = "slot"
@@ -222,12 +290,15 @@ class SlotMARANet(nn.Module):
         planner_hints: bool = False,
         pick_hints: bool = False,
         uniform_pick: bool = False,
+        selector: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
             raise ValueError("pick_hints needs planner_hints=True (the picks follow the srw plan and deadline order)")
         if uniform_pick and not pick_hints:
             raise ValueError("uniform_pick needs pick_hints=True (it is a third pick beside srw's and edf's)")
+        if selector and not uniform_pick:
+            raise ValueError("selector needs uniform_pick=True (it chooses between the learned gate and each path)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -238,6 +309,7 @@ class SlotMARANet(nn.Module):
             "planner_hints": planner_hints,
             "pick_hints": pick_hints,
             "uniform_pick": uniform_pick,
+            "selector": selector,
         }
         self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT), width, layers, heads)
         self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
@@ -266,6 +338,7 @@ class SlotMARANet(nn.Module):
         if uniform_pick:
             self.uniform_skip = nn.Parameter(torch.full((1,), PICK_START))
             self.uniform_idle = nn.Parameter(torch.zeros(1))
+        self.selector = make_selector(width) if selector else None
         self.critic_rows, self.value_head = make_critic(history_window, width, heads)
 
     def start_at_rules(self) -> None:
@@ -303,6 +376,9 @@ class SlotMARANet(nn.Module):
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
             row_tokens = row_tokens + self.hint_embed(hints)
             gate, uniform_gate = self._gates(pooled)
+        if self.selector is not None:
+            inputs = selector_inputs(pooled, globals_[:, SLOT_CONTEXT_INDEX], observation[:, NUM_NODES])
+            gate, uniform_gate = select_paths(torch.softmax(self.selector(inputs), -1), gate, uniform_gate)
         if self.config["uniform_pick"]:
             older = older_rows(rows)
         plan_nodes = torch.round(hints[..., 0] * observation[:, NUM_NODES, None])  # plan share x M
