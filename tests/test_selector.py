@@ -15,8 +15,9 @@ from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, slot_s
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.selector import (
     OptionPlays,
+    choice_loss,
     choice_report,
-    expected_advantage,
+    cross_validate,
     fit_selector,
     option_network,
     play_options,
@@ -109,12 +110,15 @@ def test_select_paths_mixes_the_learned_gate_with_each_path_alone():
     assert 1 - srw.item() - uniform.item() == pytest.approx(0.15)
 
 
-def test_expected_advantage_by_hand():
+def test_choice_loss_by_hand():
     outcomes = np.array([[0.5, 0.7, 0.3, 0.5], [0.2, 0.2, 0.2, 0.2]])  # the second scenario teaches nothing
     plays = OptionPlays(outcomes, np.zeros((3, 2), np.float32), np.array([0, 0, 1]), [{}, {}])
-    choice = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.5, 0.0, 0.5, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    # scenario 0: mean 0.5, slots score +0.2 and 0.5 * 0 + 0.5 * -0.2 = -0.1 -> 0.05; scenario 1: 0
-    assert expected_advantage(choice, plays).item() == pytest.approx(0.025)
+    logits = torch.tensor([[0.0, float(np.log(3.0)), 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [5.0, -2.0, 1.0, 0.0]])
+    # scenario 0 (best: srw, spread 0.4) has p_srw = 3/6 and 1/4 at its two slots, each weighing 0.2
+    expected = -(0.2 * np.log(0.5) + 0.2 * np.log(0.25)) / 0.4
+    assert choice_loss(logits, plays).item() == pytest.approx(expected)
+    tied = OptionPlays(outcomes[1:], np.zeros((1, 2), np.float32), np.array([0]), [{}])
+    assert choice_loss(logits[2:].requires_grad_(), tied).item() == 0.0
 
 
 def _separable_plays(per_group: int = 6) -> OptionPlays:
@@ -135,10 +139,14 @@ def _separable_plays(per_group: int = 6) -> OptionPlays:
 def test_the_fit_learns_which_option_wins_where_and_changes_nothing_else():
     net = _net()
     plays = _separable_plays()
-    fitted = fit_selector(net, plays.subset(np.arange(8)), steps=300, learning_rate=1e-2)
+    fitted = fit_selector(net, plays.subset(np.arange(8)), steps=300, weight_decay=0.0)
     held_out = choice_report(fitted, plays.subset(np.arange(8, 12)))
     assert held_out["selector"] > 0.64  # the per-scenario best is 0.65; learned alone 0.5, srw alone 0.5
-    assert held_out["chose srw"] > 0.4 and held_out["chose edf"] > 0.4
+    assert held_out["chose srw"] > 0.45 and held_out["chose edf"] > 0.45
+    folds = cross_validate(net, plays, folds=3, steps=300, weight_decay=0.0)
+    assert len(folds) == 3 and all(report["selector"] > 0.63 for report in folds)
+    with pytest.raises(ValueError, match="folds"):
+        cross_validate(net, plays, folds=13)
     before = add_selector(net).state_dict()
     for name, value in fitted.state_dict().items():
         assert name.startswith("selector.") or torch.equal(value, before[name])
@@ -199,9 +207,12 @@ def test_cli_refits_saved_plays_and_refuses_what_it_cannot_read(tmp_path, tiny_c
         module.load_plays(tmp_path / "foreign.npz")
     out = tmp_path / "fit"
     command = [sys.executable, str(SCRIPT), "--checkpoint", str(tiny_checkpoint), "--plays", str(saved)]
-    done = subprocess.run([*command, "--steps", "20", "--out", str(out)], capture_output=True, text=True)
+    done = subprocess.run(
+        [*command, "--steps", "20", "--folds", "3", "--out", str(out)], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert load_checkpoint(out / "checkpoint.pt")[0].config["selector"]
-    assert "| held out | 2 |" in (out / "report.md").read_text()
-    refused = subprocess.run([*command, "--held-out", "1.5", "--out", str(out)], capture_output=True, text=True)
-    assert refused.returncode == 2 and "--held-out" in refused.stderr
+    report = (out / "report.md").read_text()
+    assert "| held-out fold 2 |" in report and "Held-out gain of the selector" in report
+    refused = subprocess.run([*command, "--folds", "1", "--out", str(out)], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--folds" in refused.stderr
