@@ -8,6 +8,7 @@ condition for a curve to carry a target). Build time = the sum of the recorded p
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 
 import numpy as np
@@ -17,6 +18,7 @@ from mara_env.workloads.recorded import MIN_DROP, RECORDED_BANKS, load_bank
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     print("| bank | curves | points (min-max) | train / val / test | families | file | build (sum of runs) | usable |")
     print("|---|---|---|---|---|---|---|---|")
     for name in RECORDED_BANKS:
