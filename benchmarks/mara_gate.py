@@ -14,7 +14,7 @@ played. The planners read only the observation, so they watch without changing t
 completion rate and switches per task of the episodes played, the mean weight of each path and the
 10th/90th percentiles of the ``srw`` one, the share of slots each path led (had the largest weight),
 lead changes per 100 consecutive slots, and the share of turns each planner agreed with.
-``--pin PATH`` plays the network with its gate held on one path (``slot_network.pin_gate``), so a
+``--pin PATH`` plays the network with its gate held on one path (``gate_edits.pin_gate``), so a
 cell's completion with each pin, beside the learned gate's, says what the gate's choice costs there.
 ``cell_diagnostics.py`` gives what a way of playing cost (wasted work, switches);
 ``generalisation.py`` the outcome.
@@ -34,8 +34,8 @@ import mara_agents
 from mara_agents.base import EnvRequirements, Scheduler
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.gate_edits import pin_gate
 from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
-from mara_agents.mara.slot_network import pin_gate
 from mara_agents.registry import load_agent
 from mara_agents.stats import format_table, summarize
 from mara_env.forecast.evaluation import write_report

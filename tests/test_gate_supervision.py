@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 import torch
 
+from mara_agents.mara.gate_edits import pin_gate
 from mara_agents.mara.guidance import gate_weight
 from mara_agents.mara.imitation import check_gate_supervision, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import PPOConfig
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss, pin_gate
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import WorkerPool
 from tests.test_mara_policy import _train_mara_config

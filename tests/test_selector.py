@@ -11,6 +11,7 @@ import torch
 
 from mara_agents.heuristics import UniformScheduler
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.gate_edits import add_selector, graft_uniform_path
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, slot_selector_inputs
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.selector import (
@@ -27,8 +28,6 @@ from mara_agents.mara.slot_network import (
     SELECTOR_OPTIONS,
     SLOT_CONTEXT_INDEX,
     SlotMARANet,
-    add_selector,
-    graft_uniform_path,
     select_paths,
     selector_inputs,
 )

@@ -3,7 +3,7 @@
 A trained generalist mixes the skip paths of ``srw``, ``edf`` and ``uniform`` with a gate it learned
 alongside the rest of the policy. On clusters of 32 and more nodes one planner wins nearly every seed
 of a cell, and the gate still mixes in the others, so the generalist lost to that planner there.
-Held on one path (:func:`~.slot_network.pin_gate`) the network plays that planner's decisions exactly,
+Held on one path (:func:`~.gate_edits.pin_gate`) the network plays that planner's decisions exactly,
 so choosing well between "as learned" and each path alone is a classification problem, which this
 module fits after training, with the rest of the network frozen:
 
@@ -37,10 +37,11 @@ from tqdm.auto import tqdm
 from mara_agents.base import EnvRequirements
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.gate_edits import add_selector, pin_gate
 from mara_agents.mara.numpy_actor import slot_selector_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import SELECTOR_OPTIONS, SlotMARANet, add_selector, pin_gate
+from mara_agents.mara.slot_network import SELECTOR_OPTIONS, SlotMARANet
 from mara_agents.mara.workers import one_torch_thread
 from mara_env.torch_threads import torch_threads
 

@@ -42,7 +42,6 @@ the same kind as :class:`~.network.MARANet`'s.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import torch
@@ -165,64 +164,6 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
     return -torch.log(chosen.clamp(min=1e-6)).mean()
 
 
-def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:
-    """A copy of ``net`` whose gate gives ``path`` (one of ``GATE_PATHS``) all the weight in every slot.
-
-    Everything else is untouched, so playing the copy shows what the learned gate costs or gains
-    against always following one planner's skip path. ``ValueError`` for a network without a gate
-    (no planner hints), an unknown path, or ``uniform`` on a network without that path.
-    """
-    if net.hint_embed is None:
-        raise ValueError("pin_gate needs a network with planner hints (it has no gate otherwise)")
-    uniform = net.config["uniform_pick"]
-    allowed = GATE_PATHS if uniform else GATE_PATHS[:2]
-    if path not in allowed:
-        raise ValueError(f"path must be one of {list(allowed)} for this network, got {path!r}")
-    # the gate's logits are srw's (and uniform's) against edf's fixed 0
-    logits = {"srw": [PIN_LOGIT, -PIN_LOGIT], "edf": [-PIN_LOGIT, -PIN_LOGIT], "uniform": [-PIN_LOGIT, PIN_LOGIT]}
-    pinned = copy.deepcopy(net)
-    pinned.selector, pinned.config["selector"] = None, False  # a selector would override the pin
-    with torch.no_grad():
-        pinned.gate.weight.zero_()
-        pinned.gate.bias.copy_(torch.tensor(logits[path][: 1 + int(uniform)]))
-    return pinned
-
-
-def graft_uniform_path(net: SlotMARANet) -> SlotMARANet:
-    """A copy of ``net`` (pick hints, no uniform path) with a uniform path added, weighed 0 by its gate.
-
-    The copy plays as ``net`` does (the new path's logit is ``-PIN_LOGIT``), and pinned on ``uniform``
-    it plays ``uniform``'s rule (the pick's weight starts at ``PICK_START``, as in a new network).
-    ``ValueError`` for a network without pick hints or one that has the path already.
-    """
-    if not net.config["pick_hints"] or net.config["uniform_pick"]:
-        raise ValueError("graft_uniform_path needs a network with pick hints and no uniform path yet")
-    grafted = copy.deepcopy(net)
-    grafted.config["uniform_pick"] = True
-    grafted.uniform_skip = nn.Parameter(torch.full((1,), PICK_START))
-    grafted.uniform_idle = nn.Parameter(torch.zeros(1))
-    gate = nn.Linear(net.gate.in_features, 2)
-    with torch.no_grad():
-        gate.weight.copy_(torch.cat([net.gate.weight, torch.zeros_like(net.gate.weight)]))
-        gate.bias.copy_(torch.cat([net.gate.bias, torch.tensor([-PIN_LOGIT])]))
-    grafted.gate = gate
-    return grafted
-
-
-def add_selector(net: SlotMARANet) -> SlotMARANet:
-    """A copy of ``net`` with a :data:`SELECTOR_OPTIONS` selector that picks the learned gate (so it plays
-    as ``net``); a uniform path is grafted first where ``net`` lacks one. ``ValueError`` for a network
-    without pick hints or with a selector already."""
-    if net.selector is not None:
-        raise ValueError("this network has a selector already")
-    chosen = copy.deepcopy(net) if net.config["uniform_pick"] else graft_uniform_path(net)
-    chosen.config["selector"] = True
-    chosen.selector = make_selector(net.config["width"])
-    with torch.no_grad():
-        chosen.selector[-1].bias[0] = PIN_LOGIT
-    return chosen
-
-
 def make_selector(width: int) -> nn.Sequential:
     """The selector's layers: slot token, context and ``log2 M`` to one logit per option (zero at start)."""
     head = nn.Linear(SELECTOR_HIDDEN, len(SELECTOR_OPTIONS))
@@ -275,7 +216,7 @@ class SlotMARANet(nn.Module):
         by a softmax (needs ``pick_hints``).
     selector:
         A selector between the learned gate and each path alone (needs ``uniform_pick``; fitted by
-        :mod:`~.selector`, built by :func:`add_selector`).
+        :mod:`~.selector`, built by :func:`~.gate_edits.add_selector`).
     """
 
     architecture = "slot"
