@@ -14,6 +14,7 @@ import argparse
 import json
 
 import numpy as np
+from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
 
 from mara_agents.evaluation import evaluate
 
@@ -30,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     if min(args.nodes, args.seeds, args.horizon) < 1:
         parser.error("--nodes, --seeds and --horizon must be >= 1")
-    env = dict(num_nodes=args.nodes, max_tasks=max(16, 2 * args.nodes), horizon=args.horizon)
+    env = dict(num_nodes=args.nodes, max_tasks=table_size(args.nodes), horizon=args.horizon)
     env |= dict(workload=args.workload, load=args.load)
     for split in ("train", "test"):
         rates = {

@@ -44,21 +44,6 @@ from mara_agents.mara.selector import (  # noqa: E402
 from mara_agents.stats import format_table  # noqa: E402
 
 
-def save_plays(plays: OptionPlays, path: Path) -> None:
-    arrays = {"outcomes": plays.outcomes, "features": plays.features, "scenario": plays.scenario}
-    np.savez_compressed(path, **arrays, settings=np.array(json.dumps(plays.settings)))
-
-
-def load_plays(path: Path) -> OptionPlays:
-    """Plays saved by :func:`save_plays` (no pickles: arrays and one JSON string)."""
-    with np.load(path, allow_pickle=False) as blob:
-        missing = {"outcomes", "features", "scenario", "settings"} - set(blob.files)
-        if missing:
-            raise ValueError(f"{path}: not a plays file of fit_selector.py (missing {sorted(missing)})")
-        settings = json.loads(str(blob["settings"]))
-        return OptionPlays(blob["outcomes"], blob["features"], blob["scenario"], settings)
-
-
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", type=Path, default=GENERALIST_CHECKPOINT, help="a hinted generalist")
@@ -92,13 +77,13 @@ def main() -> None:
     source = "mara_generalist" if args.checkpoint.resolve() == GENERALIST_CHECKPOINT.resolve() else str(args.checkpoint)
     start = time.perf_counter()
     if args.plays:
-        plays = OptionPlays.concatenate([load_plays(path) for path in args.plays])
+        plays = OptionPlays.concatenate([OptionPlays.load(path) for path in args.plays])
     else:
         sampler = replace(DEFAULT_SCENARIOS, nodes=tuple(args.nodes))
         plays = play_options(args.checkpoint, args.scenarios, sampler, args.jobs, first_seed=args.first_seed)
     played = time.perf_counter() - start
     if not args.plays:
-        save_plays(plays, args.out / "plays.npz")
+        plays.save(args.out / "plays.npz")
     count = len(plays.outcomes)
     if args.folds > count:
         raise SystemExit(f"--folds {args.folds} is more than the {count} scenarios played")

@@ -32,7 +32,7 @@ from mara_agents.mara.slot_network import (
     selector_inputs,
 )
 from mara_env.observation import layout_of
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT
 from tests.test_planner_hints import _srw_turns
 
 TINY = ScenarioSampler(nodes=(2, 4), max_tasks_cap=8, horizon=(20, 20), fixed={"curve_split": "train"})
@@ -197,13 +197,18 @@ SCRIPT = ROOT / "examples" / "fit_selector.py"
 
 
 def test_cli_refits_saved_plays_and_refuses_what_it_cannot_read(tmp_path, tiny_checkpoint):
-    module = load_script("examples/fit_selector.py")
     saved = tmp_path / "plays.npz"
-    module.save_plays(_separable_plays(), saved)
-    assert module.load_plays(saved).settings == [{}] * 12
+    _separable_plays().save(saved)
+    assert OptionPlays.load(saved).settings == [{}] * 12
     np.savez(tmp_path / "foreign.npz", outcomes=np.zeros(2))
     with pytest.raises(ValueError, match="missing"):
-        module.load_plays(tmp_path / "foreign.npz")
+        OptionPlays.load(tmp_path / "foreign.npz")
+    (tmp_path / "corrupt.npz").write_bytes(saved.read_bytes()[:100])  # a file cut short
+    with pytest.raises(ValueError, match="corrupt.npz: not a readable file"):
+        OptionPlays.load(tmp_path / "corrupt.npz")
+    (tmp_path / "garbage.npz").write_bytes(b"garbage")  # not even a zip
+    with pytest.raises(ValueError, match="garbage.npz: not a readable file"):
+        OptionPlays.load(tmp_path / "garbage.npz")
     out = tmp_path / "fit"
     command = [sys.executable, str(SCRIPT), "--checkpoint", str(tiny_checkpoint), "--plays", str(saved)]
     done = subprocess.run(

@@ -26,8 +26,7 @@ def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:
         raise ValueError(f"path must be one of {list(allowed)} for this network, got {path!r}")
     # the gate's logits are srw's (and uniform's) against edf's fixed 0
     logits = {"srw": [PIN_LOGIT, -PIN_LOGIT], "edf": [-PIN_LOGIT, -PIN_LOGIT], "uniform": [-PIN_LOGIT, PIN_LOGIT]}
-    pinned = copy.deepcopy(net)
-    pinned.selector, pinned.config["selector"] = None, False  # a selector would override the pin
+    pinned = without_selector(net)  # a selector would override the pin
     with torch.no_grad():
         pinned.gate.weight.zero_()
         pinned.gate.bias.copy_(torch.tensor(logits[path][: 1 + int(uniform)]))
@@ -67,3 +66,10 @@ def add_selector(net: SlotMARANet) -> SlotMARANet:
     with torch.no_grad():
         chosen.selector[-1].bias[0] = PIN_LOGIT
     return chosen
+
+
+def without_selector(net: SlotMARANet) -> SlotMARANet:
+    """A copy of ``net`` playing its learned gate: any selector removed."""
+    plain = copy.deepcopy(net)
+    plain.selector, plain.config["selector"] = None, False
+    return plain

@@ -20,12 +20,18 @@ module fits after training, with the rest of the network frozen:
    wins most scenarios, and no other option is ever chosen again.) :func:`cross_validate` fits on all
    folds but one in turn and measures the held-out fold's gain over the learned gate
    (:func:`choice_report`): with single noisy episodes per scenario, that is the honest estimate.
+
+Measured on the shipped generalist (``docs/mara_policy.md``): over 250 training scenarios the learned
+gate is within 1.2 points of the per-scenario best option, and a fitted selector gains -0.02 points
+held out; so no shipped checkpoint has a selector.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import multiprocessing
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +43,7 @@ from tqdm.auto import tqdm
 from mara_agents.base import EnvRequirements
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.checkpoint import load_checkpoint
-from mara_agents.mara.gate_edits import add_selector, pin_gate
+from mara_agents.mara.gate_edits import add_selector, pin_gate, without_selector
 from mara_agents.mara.numpy_actor import slot_selector_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.scheduler import MARAScheduler
@@ -47,9 +53,7 @@ from mara_env.torch_threads import torch_threads
 
 SELECTOR_SEED_BASE = TRAINING_SEED_BASE + 700_000_000  # above rollouts and demonstrations (+500,000,000)
 # the test grid's clusters, full 300-slot episodes (short ones never fill a big cluster), every load
-DEFAULT_SCENARIOS = ScenarioSampler(
-    max_tasks_cap=128, rows_per_node=(1.0, 4.0), horizon=(300, 300), fixed={"curve_split": "train"}
-)
+DEFAULT_SCENARIOS = ScenarioSampler(max_tasks_cap=128, horizon=(300, 300), fixed={"curve_split": "train"})
 
 
 @dataclass
@@ -60,6 +64,25 @@ class OptionPlays:
     features: np.ndarray  # (slots, inputs): what the selector reads at each slot with a task
     scenario: np.ndarray  # (slots,): the scenario (row of ``outcomes``) each slot belongs to
     settings: list[dict]  # each scenario's env settings
+
+    def save(self, path: Path) -> None:
+        """Write the plays to ``path`` (``.npz``: arrays and one JSON string, no pickles)."""
+        arrays = {"outcomes": self.outcomes, "features": self.features, "scenario": self.scenario}
+        np.savez_compressed(path, **arrays, settings=np.array(json.dumps(self.settings)))
+
+    @classmethod
+    def load(cls, path: Path) -> OptionPlays:
+        """Plays written by :meth:`save`; ``ValueError`` naming ``path`` for anything else."""
+        try:
+            with np.load(path, allow_pickle=False) as blob:
+                arrays = {name: blob[name] for name in blob.files}
+            settings = json.loads(str(arrays.get("settings", "[]")))
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:  # JSONDecodeError is a ValueError
+            raise ValueError(f"{path}: not a readable file of selector plays ({error})") from error
+        missing = {"outcomes", "features", "scenario", "settings"} - set(arrays)
+        if missing:
+            raise ValueError(f"{path}: not a file of selector plays (missing {sorted(missing)})")
+        return cls(arrays["outcomes"], arrays["features"], arrays["scenario"], settings)
 
     @classmethod
     def concatenate(cls, parts: list[OptionPlays]) -> OptionPlays:
@@ -108,11 +131,7 @@ def option_network(net: SlotMARANet, option: str) -> SlotMARANet:
     """``net`` (with a selector) playing one option alone: its learned gate, or one path pinned."""
     if option not in SELECTOR_OPTIONS:
         raise ValueError(f"option must be one of {list(SELECTOR_OPTIONS)}, got {option!r}")
-    if option != "learned":
-        return pin_gate(net, option)
-    learned = copy.deepcopy(net)
-    learned.selector, learned.config["selector"] = None, False
-    return learned
+    return without_selector(net) if option == "learned" else pin_gate(net, option)
 
 
 def _play_scenario(job: tuple[Path, int, ScenarioSampler]) -> tuple[dict, list[float], list[np.ndarray]]:

@@ -30,9 +30,9 @@ whole transformer again at every turn. This actor splits the work:
 - **selector** (``selector=True``, with the uniform pick): a small network on the slot token, the
   slot's context and ``log2 M`` that chooses, per slot, between the learned gate and one planner's
   path alone (:data:`SELECTOR_OPTIONS`). It is fitted after training (:mod:`~.selector`), with the
-  rest of the network frozen, to the option that completed most in each of many scenarios: a gate
-  trained with the policy drifted back to the paths PPO preferred, and the big clusters where one
-  planner wins every seed then lost to that planner.
+  rest of the network frozen, to the option that completed most in each of many scenarios (a gate
+  trained with the policy drifted back to the paths PPO preferred). On the shipped generalist it
+  gained nothing held out, so no shipped checkpoint has one.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
