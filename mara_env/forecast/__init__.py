@@ -12,6 +12,7 @@ from mara_env.forecast.base import MAX_REMAINING, QUANTILES, Forecast, Forecaste
 from mara_env.forecast.dkf import DKFForecaster
 from mara_env.forecast.flow import FlowForecaster
 from mara_env.forecast.oracle import OracleForecaster
+from mara_env.forecast.situ import SituForecaster
 from mara_env.forecast.wls import WLSForecaster
 
 FORECASTERS: dict[str, Callable[..., Forecaster]] = {
@@ -20,6 +21,8 @@ FORECASTERS: dict[str, Callable[..., Forecaster]] = {
     "oracle": OracleForecaster,
     "flow": FlowForecaster,  # imports torch when first made
     "flow_fixed": partial(FlowForecaster, fixed_noise=True),  # flow with common random numbers: deterministic forecasts
+    "flow_situ": SituForecaster,  # flow refined by a head fitted on forecasts made in play
+    "flow_situ_fixed": partial(SituForecaster, fixed_noise=True),
 }
 
 
@@ -39,6 +42,7 @@ __all__ = [
     "Forecast",
     "Forecaster",
     "OracleForecaster",
+    "SituForecaster",
     "WLSForecaster",
     "clean_history",
     "make",

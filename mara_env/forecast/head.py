@@ -153,11 +153,18 @@ def _silu(x: np.ndarray) -> np.ndarray:
 
 
 def fit_head(
-    features: np.ndarray, log_median: np.ndarray, log_truth: np.ndarray, seed: int = 0, steps: int = 1500
+    features: np.ndarray,
+    log_median: np.ndarray,
+    log_truth: np.ndarray,
+    seed: int = 0,
+    steps: int = 1500,
+    names: Sequence[str] = FEATURES,
+    kind: str = KIND,
 ) -> dict:
     """Train the head with the pinball loss on ``(features, raw log median, log truth)`` rows.
 
-    Returns a calibration dict (``kind``, feature names, numpy parameters, the number of cases)."""
+    Returns a calibration dict (``kind``, feature ``names``, numpy parameters, the number of cases);
+    the in-situ head (:mod:`mara_env.forecast.situ`) is the same network on its own features."""
     import torch
 
     from mara_env.torch_threads import torch_threads
@@ -189,7 +196,7 @@ def fit_head(
     for i, layer in enumerate(layers, start=1):
         params[f"w{i}"] = layer.weight.detach().numpy().astype(np.float64)
         params[f"b{i}"] = layer.bias.detach().numpy().astype(np.float64)
-    return {"kind": KIND, "features": list(FEATURES), "cases": int(len(z)), **params}
+    return {"kind": kind, "features": list(names), "cases": int(len(z)), **params}
 
 
 def to_storable(head: dict) -> dict:
@@ -199,11 +206,11 @@ def to_storable(head: dict) -> dict:
     return {k: torch.as_tensor(v) if isinstance(v, np.ndarray) else v for k, v in head.items()}
 
 
-def from_stored(head: dict) -> dict:
+def from_stored(head: dict, features: Sequence[str] = FEATURES) -> dict:
     """A stored head with its tensors back as float64 arrays; ``ValueError`` if it is malformed."""
     names = ("mean", "scale", "w1", "b1", "w2", "b2", "w3", "b3")
-    if list(head.get("features", [])) != list(FEATURES) or any(n not in head for n in names):
-        raise ValueError(f"quantile head must name the features {list(FEATURES)} and hold {names}")
+    if list(head.get("features", [])) != list(features) or any(n not in head for n in names):
+        raise ValueError(f"quantile head must name the features {list(features)} and hold {names}")
     out = dict(head)
     for n in names:
         out[n] = np.asarray(head[n], dtype=np.float64)

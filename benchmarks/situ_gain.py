@@ -1,0 +1,142 @@
+"""What the in-situ head (``flow_situ``) is worth to the schedulers that read forecasts.
+
+    python benchmarks/situ_gain.py --split val --first-seed 2000000 --out runs/situ_gain_val.md   # choose on these
+    python benchmarks/situ_gain.py --out docs/results/situ_gain.md --json docs/results/situ_gain.json
+
+Every agent of ``--agents`` plays each cell (workload x load x M, ``K_max = max(16, 2M)``) twice on
+the same seeds: on its own forecaster (``flow`` for ``srw``, ``flow_fixed`` for the generalist) and
+on the same forecaster with the in-situ head (``flow_situ``, ``flow_situ_fixed``). ``uniform`` and
+``edf``, which read no forecasts, give the best forecast-free scheduler of the cell. Reports the
+completion rates and the paired differences (situ - flow, 95% t-interval, in points). With
+``--truth`` it also plays ``srw`` on the true remaining work (``forecaster="oracle"``) and the
+clairvoyant ``oracle`` scheduler: how much better forecasts could be worth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
+from tqdm import tqdm
+
+import mara_agents
+from mara_agents.evaluation import evaluate
+from mara_agents.mara.workers import one_torch_thread
+from mara_agents.stats import format_mean_ci, paired_difference
+
+FORECAST_FREE = ("uniform", "edf")
+SITU = {"flow": "flow_situ", "flow_fixed": "flow_situ_fixed"}
+TRUTH = {"srw@truth": {"forecaster": "oracle"}, "oracle": {}}  # --truth: plays on the true remaining work
+
+
+def make_agent(name: str, situ: bool):
+    """The registered scheduler ``name``, on its forecaster or on that forecaster's in-situ variant."""
+    agent = mara_agents.make(name)
+    base = agent.requirements.forecaster or "flow"
+    if base not in SITU:
+        raise ValueError(f"{name} plays on forecaster {base!r}; the in-situ head refines only {sorted(SITU)}")
+    return agent, (SITU[base] if situ else base)
+
+
+def play(job: tuple) -> tuple[tuple, list[float]]:
+    name, situ, workload, load, nodes, seeds, horizon, split = job
+    env = dict(workload=workload, load=load, num_nodes=nodes, max_tasks=table_size(nodes), horizon=horizon)
+    if name in FORECAST_FREE:
+        agent, forecaster = mara_agents.make(name), "none"
+    elif name in TRUTH:
+        agent, forecaster = mara_agents.make(name.split("@")[0], **TRUTH[name]), "oracle"
+    else:
+        agent, forecaster = make_agent(name, situ)
+        agent.requirements = dataclasses.replace(agent.requirements, forecaster=forecaster)
+    records = evaluate(agent, seeds, curve_split=split, forecaster=forecaster, **env)
+    return job[:5], [r["completion_rate"] for r in records]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", nargs="+", default=["srw", "mara_generalist"])
+    parser.add_argument("--workloads", nargs="+", default=["synthetic", "vision", "rl", "mixed", "charlm", "tabular"])
+    parser.add_argument("--loads", nargs="+", default=["train", "heavy", "extreme"])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[8, 32])
+    parser.add_argument("--seeds", type=int, default=10, help="seeds per cell")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed .. first-seed + seeds - 1")
+    parser.add_argument("--split", default="test", choices=["train", "val", "test"], help="curve split")
+    parser.add_argument("--horizon", type=int, default=300)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--truth", action="store_true", help="also srw on the true remaining work, and the oracle")
+    parser.add_argument("--out", type=Path, help="markdown report (printed either way)")
+    parser.add_argument("--json", type=Path, help="every seed's completion rate")
+    args = parser.parse_args()
+    if min(*args.sizes, args.seeds, args.horizon, args.jobs) < 1 or args.first_seed < 0:
+        parser.error("--sizes, --seeds, --horizon and --jobs must be >= 1 and --first-seed >= 0")
+    for name in args.agents:
+        make_agent(name, True)  # refuse an agent without a refinable forecaster before playing anything
+    start = time.time()
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    cells = list(itertools.product(args.workloads, args.loads, args.sizes))
+    plays = [(a, s) for a in args.agents for s in (False, True)] + [(a, False) for a in FORECAST_FREE]
+    plays += [(a, False) for a in TRUTH] if args.truth else []
+    jobs = [(a, s, w, load, m, seeds, args.horizon, args.split) for (w, load, m) in cells for (a, s) in plays]
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context, initializer=one_torch_thread) as pool:
+        rates = dict(tqdm(pool.map(play, jobs), total=len(jobs), desc="situ gain", unit="cell-agent"))
+    text = report(rates, cells, args, time.time() - start)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    if args.json:
+        rows = [
+            {"agent": k[0], "situ": k[1], "workload": k[2], "load": k[3], "nodes": k[4], "rates": v}
+            for k, v in rates.items()
+        ]
+        args.json.write_text(
+            json.dumps({"command": vars(args) | {"out": str(args.out), "json": str(args.json)}, "rows": rows})
+        )
+
+
+def report(rates: dict, cells: list, args: argparse.Namespace, seconds: float) -> str:
+    head = " | ".join(f"{a} flow | {a} situ | {a} situ - flow" for a in args.agents)
+    truth = list(TRUTH) if args.truth else []
+    head += "".join(f" | {a}" for a in truth)
+    lines = [
+        "# The in-situ head's worth to the schedulers that read forecasts",
+        "",
+        f"`python benchmarks/situ_gain.py --agents {' '.join(args.agents)} --workloads {' '.join(args.workloads)} "
+        f"--loads {' '.join(args.loads)} --sizes {' '.join(map(str, args.sizes))} --seeds {args.seeds} "
+        f"--first-seed {args.first_seed} --split {args.split}{' --truth' if args.truth else ''}`: "
+        f"{args.split} curves, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}, {args.horizon} slots, "
+        f"Poisson arrivals; {seconds:.0f} s. Completion rates; differences paired by seed in points (95% t-interval).",
+        "",
+        f"| workload | load | M | best of uniform/edf | {head} |",
+        "|---|---|---|---|" + "---|---|---|" * len(args.agents) + "---|" * len(truth),
+    ]
+    gains: dict[str, list[float]] = {a: [] for a in args.agents}
+    for w, load, m in cells:
+        free = max(FORECAST_FREE, key=lambda a: np.mean(rates[(a, False, w, load, m)]))
+        row = [w, load, str(m), f"{free} {np.mean(rates[(free, False, w, load, m)]):.3f}"]
+        for a in args.agents:
+            flow, situ = rates[(a, False, w, load, m)], rates[(a, True, w, load, m)]
+            diff = paired_difference(situ, flow)
+            gains[a].append(diff["mean"])
+            row += [
+                f"{np.mean(flow):.3f}",
+                f"{np.mean(situ):.3f}",
+                format_mean_ci(diff, digits=1, scale=100, signed=True, unit=" pp"),
+            ]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for a in args.agents:
+        lines.append(f"- `{a}`: situ - flow averages {100 * np.mean(gains[a]):+.1f} points over {len(cells)} cells.")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
