@@ -18,18 +18,15 @@ import argparse
 import dataclasses
 import itertools
 import json
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
-from tqdm import tqdm
 
 import mara_agents
 from mara_agents.evaluation import evaluate
-from mara_agents.mara.workers import one_torch_thread
+from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference
 
 FORECAST_FREE = ("uniform", "edf")
@@ -85,9 +82,7 @@ def main() -> None:
     plays = [(a, s) for a in args.agents for s in (False, True)] + [(a, False) for a in FORECAST_FREE]
     plays += [(a, False) for a in TRUTH] if args.truth else []
     jobs = [(a, s, w, load, m, seeds, args.horizon, args.split) for (w, load, m) in cells for (a, s) in plays]
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context, initializer=one_torch_thread) as pool:
-        rates = dict(tqdm(pool.map(play, jobs), total=len(jobs), desc="situ gain", unit="cell-agent"))
+    rates = dict(map_forked(play, jobs, args.jobs, desc="situ gain", unit="cell-agent"))
     text = report(rates, cells, args, time.time() - start)
     print(text)
     if args.out:

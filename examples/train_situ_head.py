@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from mara_agents.evaluation import evaluate
-from mara_agents.mara.workers import one_torch_thread
+from mara_agents.mara.workers import map_forked
 from mara_env.forecast.head import apply_head
 from mara_env.forecast.situ import SITU_FEATURES, CaseRecorder, fit_situ_head, record_cases, save_head
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS
@@ -71,13 +68,7 @@ def scenarios(args: argparse.Namespace, split: str) -> list[dict]:
 
 def record(grid: list[dict], jobs: int, label: str) -> dict[str, np.ndarray]:
     """Cases of every scenario of ``grid`` in ``jobs`` forked processes, with each case's workload."""
-    bar = dict(total=len(grid), desc=label, unit="episode")
-    if jobs == 1:
-        parts = [_record_one(s) for s in tqdm(grid, **bar)]
-    else:
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=one_torch_thread) as pool:
-            parts = list(tqdm(pool.map(_record_one, grid), **bar))
+    parts = map_forked(_record_one, grid, jobs, desc=label, unit="episode")
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("features", "log_median", "log_truth")}
     out["workload"] = np.concatenate([np.full(p["log_truth"].size, s["workload"]) for p, s in zip(parts, grid)])
     return out

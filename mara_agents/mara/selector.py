@@ -30,15 +30,12 @@ from __future__ import annotations
 
 import copy
 import json
-import multiprocessing
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from mara_agents.base import EnvRequirements
 from mara_agents.evaluation import evaluate
@@ -48,7 +45,7 @@ from mara_agents.mara.numpy_actor import slot_selector_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.mara.slot_network import SELECTOR_OPTIONS, SlotMARANet
-from mara_agents.mara.workers import one_torch_thread
+from mara_agents.mara.workers import map_forked
 from mara_env.torch_threads import torch_threads
 
 SELECTOR_SEED_BASE = TRAINING_SEED_BASE + 700_000_000  # above rollouts and demonstrations (+500,000,000)
@@ -163,14 +160,7 @@ def play_options(
         raise ValueError(f"scenarios and jobs must be >= 1 and first_seed >= 0, got {scenarios}, {jobs}, {first_seed}")
     load_checkpoint(Path(checkpoint))  # refuse a bad file before starting any process
     work = [(Path(checkpoint), SELECTOR_SEED_BASE + first_seed + i, sampler) for i in range(scenarios)]
-    bar = dict(total=scenarios, desc="selector plays", unit="scenario", disable=not progress)
-    if jobs == 1:
-        results = [_play_scenario(job) for job in tqdm(work, **bar)]
-    else:
-        # forked on one torch thread each (a fork of a process that ran torch's thread pool hangs otherwise)
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=one_torch_thread) as pool:
-            results = list(tqdm(pool.map(_play_scenario, work), **bar))
+    results = map_forked(_play_scenario, work, jobs, desc="selector plays", unit="scenario", disable=not progress)
     features, scenario = [], []
     for index, (_, _, inputs) in enumerate(results):
         for recorded in inputs:

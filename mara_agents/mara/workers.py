@@ -14,7 +14,8 @@ the reward of the turn, whether the episode ended, and the completion rate of an
 from __future__ import annotations
 
 import multiprocessing as mp
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from mara_agents.mara.scenarios import (
 )
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Turn(NamedTuple):
@@ -110,6 +114,22 @@ class CopyGroup:
 
     def step(self, actions: list[int]) -> list[Turn]:
         return [c.step(a) for c, a in zip(self.copies, actions)]
+
+
+def map_forked(function: Callable[[T], R], items: Sequence[T], jobs: int, **bar) -> list[R]:
+    """``[function(item) for item in items]`` in ``jobs`` forked processes on one torch thread each
+    (in this process when ``jobs`` is 1), in order, with a tqdm bar (``bar``: its keywords)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm.auto import tqdm
+
+    bar = {"total": len(items), **bar}
+    if jobs == 1:
+        return [function(item) for item in tqdm(items, **bar)]
+    # forked on one torch thread each (a fork of a process that ran torch's thread pool hangs otherwise)
+    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else None)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=one_torch_thread) as pool:
+        return list(tqdm(pool.map(function, items), **bar))
 
 
 def one_torch_thread() -> None:
