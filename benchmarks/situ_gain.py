@@ -71,7 +71,10 @@ def main() -> None:
     parser.add_argument("--truth", action="store_true", help="also srw on the true remaining work, and the oracle")
     parser.add_argument("--out", type=Path, help="markdown report (printed either way)")
     parser.add_argument("--json", type=Path, help="every seed's completion rate")
+    parser.add_argument("--from-json", type=Path, help="write the report of a saved --json instead of playing")
     args = parser.parse_args()
+    if args.from_json:
+        return rewrite_report(args.from_json, args.out)
     if min(*args.sizes, args.seeds, args.horizon, args.jobs) < 1 or args.first_seed < 0:
         parser.error("--sizes, --seeds, --horizon and --jobs must be >= 1 and --first-seed >= 0")
     for name in args.agents:
@@ -92,9 +95,20 @@ def main() -> None:
             {"agent": k[0], "situ": k[1], "workload": k[2], "load": k[3], "nodes": k[4], "rates": v}
             for k, v in rates.items()
         ]
-        args.json.write_text(
-            json.dumps({"command": vars(args) | {"out": str(args.out), "json": str(args.json)}, "rows": rows})
-        )
+        command = vars(args) | {"out": str(args.out), "json": str(args.json), "from_json": None}
+        args.json.write_text(json.dumps({"command": command, "seconds": time.time() - start, "rows": rows}))
+
+
+def rewrite_report(path: Path, out: Path | None) -> None:
+    """The report of a run saved with ``--json`` (its arguments and rates), printed and written to ``out``."""
+    saved = json.loads(path.read_text())
+    args = argparse.Namespace(**saved["command"])
+    rates = {(r["agent"], r["situ"], r["workload"], r["load"], r["nodes"]): r["rates"] for r in saved["rows"]}
+    cells = list(itertools.product(args.workloads, args.loads, args.sizes))
+    text = report(rates, cells, args, saved["seconds"])
+    print(text)
+    if out:
+        out.write_text(text)
 
 
 def report(rates: dict, cells: list, args: argparse.Namespace, seconds: float) -> str:
@@ -126,10 +140,17 @@ def report(rates: dict, cells: list, args: argparse.Namespace, seconds: float) -
                 f"{np.mean(situ):.3f}",
                 format_mean_ci(diff, digits=1, scale=100, signed=True, unit=" pp"),
             ]
+        row += [f"{np.mean(rates[(a, False, w, load, m)]):.3f}" for a in truth]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     for a in args.agents:
         lines.append(f"- `{a}`: situ - flow averages {100 * np.mean(gains[a]):+.1f} points over {len(cells)} cells.")
+    if truth:
+        mean = {a: np.mean([np.mean(rates[(a, False, *cell)]) for cell in cells]) for a in ("srw", *truth)}
+        lines.append(
+            f"- mean over the cells: `srw` on `flow` {mean['srw']:.3f}, on the truth {mean['srw@truth']:.3f}; "
+            f"the `oracle` scheduler {mean['oracle']:.3f}."
+        )
     return "\n".join(lines) + "\n"
 
 

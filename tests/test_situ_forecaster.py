@@ -168,3 +168,15 @@ def test_the_script_refuses_a_foreign_cases_file(tmp_path):
         timeout=120,
     )
     assert run.returncode != 0 and "foreign.npz is not a cases file" in run.stderr
+
+
+def test_flow_situ_fixed_survives_a_pickle_and_answers_the_same():
+    import pickle
+
+    forecaster = make("flow_situ_fixed")
+    work = np.arange(1.0, 9.0)
+    histories = [(work, 2.0 * work**-0.5), (work, 1.0 / work)]
+    copy = pickle.loads(pickle.dumps(forecaster))
+    np.testing.assert_array_equal(
+        forecaster.predict(histories, [0.3, 0.05]).remaining, copy.predict(histories, [0.3, 0.05]).remaining
+    )
