@@ -7,7 +7,7 @@ import mara_agents
 import mara_env
 from mara_agents.planning import capacity, greedy_allocation, min_nodes
 from mara_env.core import LossCurve
-from mara_env.workloads import TaskDraw, TraceArrivals, register_workload
+from mara_env.workloads import WORKLOADS, TaskDraw, TraceArrivals, register_workload
 
 PLANNERS = ["srw", "lara", "laira", "oracle"]
 
@@ -24,6 +24,15 @@ class PowerLawWorkload:
         losses = 2.0 * (1.0 + np.arange(400.0)) ** -0.5
         curve = LossCurve(losses, work_step=1.0)
         return [TaskDraw(curve, float(losses[200]), self.alpha, "powerlaw") for _ in range(count)]
+
+
+@pytest.fixture(autouse=True)
+def forget_test_workloads():
+    """Unregister the workloads a test registers: samplers that draw from the registry see it whole."""
+    before = dict(WORKLOADS)
+    yield
+    WORKLOADS.clear()
+    WORKLOADS.update(before)
 
 
 def scenario_env(tmp_path, rows, num_nodes, alpha=1.0, **kw):

@@ -26,7 +26,8 @@ def test_every_shipped_file_matches_the_manifest():
     assert integrity.check_all() == []
     listed = integrity.read_manifest()
     weights = {f"mara_agents/mara/weights/{name}.pt" for name in ("mara", "mara_generalist", "mara_generalist_fifth")}
-    assert set(listed) == {*weights, "mara_env/forecast/weights/flow.pt"}
+    forecasters = {f"mara_env/forecast/weights/{name}.pt" for name in ("flow", "flow_situ")}
+    assert set(listed) == weights | forecasters
     assert integrity.main([]) == 0
 
 

@@ -35,7 +35,10 @@ from mara_env.observation import layout_of
 from tests.scripts import ROOT
 from tests.test_planner_hints import _srw_turns
 
-TINY = ScenarioSampler(nodes=(2, 4), max_tasks_cap=8, horizon=(20, 20), fixed={"curve_split": "train"})
+# named workloads: with None the sampler draws from the registry, which other tests may extend
+TINY = ScenarioSampler(
+    nodes=(2, 4), max_tasks_cap=8, horizon=(20, 20), workloads=("synthetic", "mixed"), fixed={"curve_split": "train"}
+)
 
 
 def _net(uniform: bool = False) -> SlotMARANet:
