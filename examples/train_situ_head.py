@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mara_agents import SCHEDULERS
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
 from mara_env.forecast.head import apply_head
@@ -123,7 +124,9 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", default=sorted(WORKLOADS), choices=sorted(WORKLOADS))
     parser.add_argument("--loads", nargs="+", default=list(LOAD_PRESETS), choices=list(LOAD_PRESETS))
     parser.add_argument("--sizes", nargs="+", type=int, default=[8, 16, 32], help="numbers of nodes")
-    parser.add_argument("--schedulers", nargs="+", default=["srw", "uniform"], help="whose play is recorded")
+    parser.add_argument(
+        "--schedulers", nargs="+", default=["srw", "uniform"], choices=sorted(SCHEDULERS), help="whose play is recorded"
+    )
     parser.add_argument("--horizon", type=int, default=300, help="slots per episode")
     parser.add_argument("--first-seed", type=int, default=0, help="added to the seeds' base")
     parser.add_argument("--steps", type=int, default=3000, help="optimiser steps of the fit")
