@@ -1,6 +1,6 @@
 """Fit the in-situ head of the ``flow_situ`` forecaster (``mara_env.forecast.situ``).
 
-    python examples/train_situ_head.py --out runs/situ                 # record, fit, report (~12 min, 2 cores)
+    python examples/train_situ_head.py --out runs/situ                 # record, fit, report (507 s on 2 cores)
     python examples/train_situ_head.py --out runs/situ2 --cases runs/situ/cases.npz runs/situ/test_cases.npz
 
 Plays one episode per scenario (every workload x load x size x recording scheduler) on **training**
