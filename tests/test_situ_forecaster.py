@@ -180,3 +180,20 @@ def test_flow_situ_fixed_survives_a_pickle_and_answers_the_same():
     np.testing.assert_array_equal(
         forecaster.predict(histories, [0.3, 0.05]).remaining, copy.predict(histories, [0.3, 0.05]).remaining
     )
+
+
+def test_fitting_a_head_leaves_the_global_torch_rng_alone():
+    import torch
+
+    rng = np.random.default_rng(4)
+    cases = {
+        "features": rng.normal(0, 1, (200, len(situ.SITU_FEATURES))),
+        "log_median": np.zeros(200),
+        "log_truth": rng.normal(0, 1, 200),
+    }
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    first = situ.fit_situ_head(cases, seed=0, steps=20)
+    assert torch.equal(torch.rand(3), expected)
+    np.testing.assert_array_equal(first["w1"], situ.fit_situ_head(cases, seed=0, steps=20)["w1"])  # still seeded

@@ -174,8 +174,9 @@ def fit_head(
     y = torch.as_tensor(log_truth - log_median, dtype=torch.float32)[:, None]
     levels = torch.tensor([QUANTILES])
     gen = torch.Generator().manual_seed(seed)
-    with torch_threads(1):
-        torch.manual_seed(seed)  # the layers' initial weights
+    # the layers' initial weights come from the seed; fork_rng restores the caller's global RNG after
+    with torch_threads(1), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
         net = torch.nn.Sequential(
             torch.nn.Linear(features.shape[1], HIDDEN),
             torch.nn.SiLU(),
