@@ -13,9 +13,6 @@ highest reference rate there) is summarised as the mean gap and the worst gap. A
 high mean can give back a whole family of scenarios (the sixteenth run's 64-node ``rl``); the worst
 gap shows it, and the report names the checkpoint with the best mean and the one with the least bad
 worst gap.
-
-A reference ``NAME@FORECASTER`` plays the scheduler ``NAME`` on that forecaster instead of the env's
-default, e.g. ``--references srw srw@flow_situ edf`` beside a checkpoint trained on ``flow_situ_fixed``.
 """
 
 from __future__ import annotations
@@ -35,7 +32,6 @@ import numpy as np  # noqa: E402
 
 from mara_agents.registry import load_agent  # noqa: E402
 from mara_agents.stats import format_table  # noqa: E402
-from mara_env.forecast import FORECASTERS  # noqa: E402
 from mara_env.forecast.evaluation import write_report  # noqa: E402
 
 VALIDATION_SEED = 10_000_000
@@ -62,21 +58,8 @@ def _play(job: tuple[str, str, int, int]) -> tuple[str, str, float]:
 
     spec, scenario, seed, horizon = job
     env = {**SCENARIOS[scenario], "curve_split": "val", "horizon": horizon}
-    agent, forecaster = split_reference(spec)
-    if forecaster is not None:
-        env["forecaster"] = forecaster
-    record = evaluate(load_agent(agent), [seed], **env)[0]
+    record = evaluate(load_agent(spec), [seed], **env)[0]
     return spec, scenario, float(record["completion_rate"])
-
-
-def split_reference(spec: str) -> tuple[str, str | None]:
-    """``"srw@flow_situ"`` -> ``("srw", "flow_situ")``; a spec without ``@`` keeps the env's forecaster."""
-    if "@" not in spec:
-        return spec, None
-    agent, forecaster = spec.rsplit("@", 1)
-    if not agent or forecaster not in FORECASTERS:
-        raise ValueError(f"reference {spec!r}: write NAME@FORECASTER with a forecaster of {sorted(FORECASTERS)}")
-    return agent, forecaster
 
 
 def gaps_to_references(
@@ -104,11 +87,6 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_select"), help="writes OUT.md and OUT.json")
     args = parser.parse_args()
-    for reference in args.references:
-        try:
-            split_reference(reference)
-        except ValueError as err:
-            parser.error(str(err))
     specs = [f"mara:{path}" for path in args.checkpoints] + list(args.references)
     jobs = [
         (spec, scenario, VALIDATION_SEED + i, args.horizon)

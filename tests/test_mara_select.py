@@ -37,12 +37,3 @@ def test_the_picks_name_the_best_mean_and_the_least_bad_worst_gap():
 def test_gaps_need_a_reference():
     with pytest.raises(ValueError, match="at least one reference"):
         _module().gaps_to_references({"a.pt": {"s": 0.5}}, ["a.pt"], [])
-
-
-def test_a_reference_can_name_its_forecaster():
-    split = _module().split_reference
-    assert split("srw") == ("srw", None)
-    assert split("srw@flow_situ") == ("srw", "flow_situ")
-    for bad in ("srw@", "@flow", "srw@flow_sitoo"):
-        with pytest.raises(ValueError, match="NAME@FORECASTER"):
-            split(bad)
