@@ -1,10 +1,10 @@
 """The ``mara`` command line: ``compare`` (schedulers side by side), ``bench`` (the benchmarking harness),
 ``forecast-eval`` (forecasters) and ``describe`` (presets).
 
-``compare`` and ``bench`` take the same agents (registered names, ``NAME:CHECKPOINT``, ``module:Class``)
-and the same env options, built by one :class:`~mara_agents.bench.BenchConfig`, so a ``compare`` row
-and the matching ``bench`` cell are the same episodes. Every bad value is reported as one
-argparse-style line (exit code 2) before any work.
+``compare`` and ``bench`` take the same agents (registered names, ``NAME:CHECKPOINT``, ``module:Class``,
+each optionally ending ``@FORECASTER``) and the same env options, built by one
+:class:`~mara_agents.bench.BenchConfig`, so a ``compare`` row and the matching ``bench`` cell are the
+same episodes. Every bad value is reported as one argparse-style line (exit code 2) before any work.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from tqdm.auto import tqdm
 
 from mara_agents.base import Scheduler, requirements_of
-from mara_agents.registry import make
+from mara_agents.registry import load_agent
 from mara_env.config import DEFAULTS
 from mara_env.core.upper_bound import env_upper_bound
 from mara_env.env import live_turns, raw_env
@@ -75,7 +75,8 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
     Parameters
     ----------
     agent:
-        A scheduler, or a registered name (``mara_agents.make(agent)``).
+        A scheduler, or an agent spec (``mara_agents.load_agent(agent)``: a registered name, ``NAME:CHECKPOINT``,
+        ``module:Class``, any of them ending ``@FORECASTER``).
     seeds:
         Episode seeds; each seeds both the env and the scheduler.
     progress:
@@ -92,7 +93,7 @@ def evaluate(agent: Scheduler | str, seeds: Iterable[int], progress: bool = Fals
         ``invalid_actions``, ``return`` (the team return, shaped if ``shaping=True``), ``wall_seconds``,
         ``upper_bound`` and ``upper_bound_rate``.
     """
-    scheduler = make(agent) if isinstance(agent, str) else agent
+    scheduler = load_agent(agent) if isinstance(agent, str) else agent
     env = raw_env(**env_config(scheduler, env_kwargs))
     seeds = list(seeds)
     label = agent if isinstance(agent, str) else type(agent).__name__

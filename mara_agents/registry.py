@@ -7,11 +7,15 @@ An *agent spec* is what ``mara bench --agents`` and ``mara compare --agents`` ta
   ``checkpoint=PATH``. The part after ``:`` is a checkpoint when it names an existing file, ends with
   ``.pt``/``.pth`` or contains a path separator; a dotted Python name never does;
 - an import path: ``package.module:Class`` (``Class`` called with no arguments; dots allowed,
-  ``Outer.Inner``; a function that returns a scheduler works too).
+  ``Outer.Inner``; a function that returns a scheduler works too);
+- any of these followed by ``@FORECASTER``: the scheduler plays on that forecaster
+  (``mara_env.forecast.FORECASTERS``) instead of the env's default or the one it was trained on, e.g.
+  ``srw@flow_situ``. Only a scheduler that reads forecasts takes one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import importlib
@@ -22,12 +26,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from mara_agents.base import Scheduler
+from mara_agents.base import Scheduler, requirements_of
 from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
 from mara_agents.laira import LaiRAScheduler
 from mara_agents.lara import LARAScheduler
 from mara_agents.oracle import OracleScheduler
 from mara_agents.srw import SRWScheduler
+from mara_env.forecast import FORECASTERS
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth")
 
@@ -113,10 +118,26 @@ def did_you_mean(name: str) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def split_spec(spec: str) -> tuple[str, str, str]:
-    """``(kind, head, tail)`` of an agent spec: kind is ``"name"``, ``"checkpoint"`` or ``"import"``."""
+def split_forecaster(spec: str) -> tuple[str, str | None]:
+    """``(agent spec, forecaster)`` of ``SPEC@FORECASTER``; ``(spec, None)`` without one.
+
+    The part after the last ``@`` is a forecaster unless it holds a path separator, ``:`` or ``.`` (then
+    the ``@`` is part of a checkpoint's path); ``ValueError`` if it names no registered forecaster.
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent must be a non-empty string, got {spec!r}")
+    head, at, forecaster = spec.rpartition("@")
+    if not at or any(mark in forecaster for mark in ("/", os.sep, ":", ".")):
+        return spec, None
+    if not head or forecaster not in FORECASTERS:
+        raise ValueError(f"agent {spec!r}: after '@' name a forecaster of {sorted(FORECASTERS)}, e.g. srw@flow_situ")
+    return head, forecaster
+
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """``(kind, head, tail)`` of an agent spec: kind is ``"name"``, ``"checkpoint"`` or ``"import"``
+    (an ``@FORECASTER`` ending is dropped: see :func:`split_forecaster`)."""
+    spec = split_forecaster(spec)[0]
     if ":" not in spec:
         return "name", spec, ""
     head, _, tail = spec.partition(":")
@@ -137,6 +158,7 @@ def check_spec(spec: str, search_path: str = "") -> None:
     factory must take ``checkpoint=``, and the module of an import path must be findable. Whether the
     attribute exists and builds a scheduler is known only by :func:`load_agent`.
     """
+    spec = split_forecaster(spec)[0]
     kind, head, tail = split_spec(spec)
     if kind == "name":
         if head not in SCHEDULERS:
@@ -199,6 +221,25 @@ def load_agent(spec: str, search_path: str = "") -> Scheduler:
         The attribute is not callable or does not return a scheduler.
     """
     check_spec(spec, search_path)
+    spec, forecaster = split_forecaster(spec)
+    scheduler = _build(spec)
+    return scheduler if forecaster is None else on_forecaster(scheduler, forecaster, spec)
+
+
+def on_forecaster(scheduler: Scheduler, forecaster: str, spec: str = "") -> Scheduler:
+    """``scheduler``, now requiring ``forecaster`` (``ValueError`` if it reads no forecasts)."""
+    needs = requirements_of(scheduler)
+    if not needs.reads_forecasts:
+        raise ValueError(f"agent {spec or scheduler!r} reads no forecasts, so @{forecaster} would change nothing")
+    try:
+        scheduler.requirements = dataclasses.replace(needs, forecaster=forecaster)
+    except AttributeError as err:
+        raise ValueError(f"agent {spec or scheduler!r}: cannot set its requirements ({err})") from None
+    return scheduler
+
+
+def _build(spec: str) -> Scheduler:
+    """The scheduler of an agent spec without ``@FORECASTER`` (checked by :func:`check_spec`)."""
     kind, head, tail = split_spec(spec)
     if kind == "name":
         return make(head)

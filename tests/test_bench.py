@@ -241,3 +241,33 @@ def test_a_base_class_scheduler_reading_forecasts_gets_them_in_the_bench(tmp_pat
     config = json.loads((out / "config.json").read_text())
     assert config["agent_env"][f"{HERE}:ShortestForecast"]["forecaster"] == "flow"
     assert json.loads((out / "failures.json").read_text()) == []
+
+
+def test_an_agent_spec_can_name_the_forecaster_it_plays_on(tmp_path):
+    """``srw@wls`` is srw on wls forecasts: the episodes of ``evaluate("srw", forecaster="wls")``."""
+    on_wls = load_agent("srw@wls")
+    assert on_wls.requirements.forecaster == "wls" and load_agent("srw").requirements.forecaster is None
+    env = dict(workload="synthetic", load="heavy", horizon=60, num_nodes=NODES)
+
+    def played(agent: str, **forecaster: str) -> list[dict]:
+        records = evaluate(agent, [0, 1], **env, **forecaster)
+        return [{k: v for k, v in r.items() if k != "wall_seconds"} for r in records]
+
+    assert played("srw@wls") == played("srw", forecaster="wls")
+    assert played("srw@wls") != played("srw", forecaster="dkf")
+    grid = ["--loads", "heavy", "--seeds", "1", "--horizon", "30", "--num-nodes", str(NODES), "--quiet"]
+    assert bench(tmp_path / "b", ["srw", "srw@wls"], "--jobs", "1", grid=grid) == 0
+    agent_env = json.loads((tmp_path / "b" / "config.json").read_text())["agent_env"]
+    assert agent_env["srw"]["forecaster"] == "flow" and agent_env["srw@wls"]["forecaster"] == "wls"
+
+
+def test_a_forecaster_in_an_agent_spec_is_checked():
+    from mara_agents.registry import split_forecaster
+
+    with pytest.raises(ValueError, match="'edf' reads no forecasts, so @flow would change nothing"):
+        load_agent("edf@flow")
+    for bad in ("srw@flwo", "@flow", "srw@none"):
+        with pytest.raises(ValueError, match=r"after '@' name a forecaster of \['dkf'"):
+            load_agent(bad)
+    assert split_forecaster("mara:runs/a@b/x.pt") == ("mara:runs/a@b/x.pt", None)  # an @ in a path
+    assert split_forecaster("mara:x.pt@flow_situ_fixed") == ("mara:x.pt", "flow_situ_fixed")

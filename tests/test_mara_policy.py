@@ -319,6 +319,8 @@ def test_the_fifth_generalist_alias_names_its_shipped_weights():
 
     assert split_gate("fifth_generalist@16") == (f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}", 16)
     assert split_gate("uniform") == ("uniform", None)
+    assert split_gate("srw@flow_situ") == ("srw@flow_situ", None)  # a forecaster, not a size
+    assert split_gate("srw@wls@8") == ("srw@wls", 8)
     assert parse_teacher("best_shared+fifth_generalist@16")[1] == ("srw", "edf", "fifth_generalist@16")
     assert mara_agents.make("mara_generalist", checkpoint=str(FIFTH_GENERALIST_CHECKPOINT)) is not None
 

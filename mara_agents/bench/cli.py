@@ -20,7 +20,8 @@ from mara_env.workloads import LOAD_PRESETS
 
 AGENTS_HELP = (
     "registered names ({names}), NAME:CHECKPOINT for a registered policy with another checkpoint "
-    "(e.g. mara:runs/mara/checkpoint.pt), or module:Class import paths (called with no arguments)"
+    "(e.g. mara:runs/mara/checkpoint.pt), or module:Class import paths (called with no arguments); "
+    "any of them may end with @FORECASTER to play on that forecaster (e.g. srw@flow_situ)"
 )
 
 

@@ -67,12 +67,12 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
 
 def split_gate(candidate: str) -> tuple[str, int | None]:
     """``(agent spec, most nodes)`` of a candidate ``SPEC`` or ``SPEC@N`` (``None``: any cluster size); an
-    alias (``fifth_generalist``) becomes the spec it stands for.
+    alias (``fifth_generalist``) becomes the spec it stands for. ``SPEC`` may end with ``@FORECASTER``.
 
     ``ValueError`` when what follows the last ``@`` is not a whole number of nodes >= 1.
     """
     spec, at, gate = candidate.rpartition("@")
-    if not at:
+    if not at or gate in forecast.FORECASTERS:  # SPEC@FORECASTER is an agent spec (any cluster size)
         spec, gate = candidate, None
     elif not gate.isdigit() or int(gate) < 1:
         raise ValueError(f"candidate {candidate!r}: after '@' give the most nodes it plays on (a whole number >= 1)")
