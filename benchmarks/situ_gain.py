@@ -15,7 +15,6 @@ clairvoyant ``oracle`` scheduler: how much better forecasts could be worth.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import time
@@ -27,6 +26,7 @@ from generalisation import table_size  # the sibling script (benchmarks/ is on s
 import mara_agents
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
+from mara_agents.registry import on_forecaster
 from mara_agents.stats import format_mean_ci, paired_difference
 
 FORECAST_FREE = ("uniform", "edf")
@@ -52,7 +52,7 @@ def play(job: tuple) -> tuple[tuple, list[float]]:
         agent, forecaster = mara_agents.make(name.split("@")[0], **TRUTH[name]), "oracle"
     else:
         agent, forecaster = make_agent(name, situ)
-        agent.requirements = dataclasses.replace(agent.requirements, forecaster=forecaster)
+        agent = on_forecaster(agent, forecaster)
     records = evaluate(agent, seeds, curve_split=split, forecaster=forecaster, **env)
     return job[:5], [r["completion_rate"] for r in records]
 
