@@ -166,7 +166,8 @@ def report(rates: dict, cells: list, args: argparse.Namespace, seconds: float) -
         f"`python benchmarks/situ_gain.py --agents {' '.join(args.agents)} --workloads {' '.join(args.workloads)} "
         f"--loads {' '.join(args.loads)} --sizes {' '.join(map(str, args.sizes))} --seeds {args.seeds} "
         f"--first-seed {args.first_seed} --split {args.split}{' --truth' if args.truth else ''}"
-        f"{' --others ' + ' '.join(others) if others else ''}`: "
+        f"{' --others ' + ' '.join(others) if others else ''}"
+        f"{f' --reuse {args.reuse}' if getattr(args, 'reuse', None) not in (None, 'None') else ''}`: "
         f"{args.split} curves, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}, {args.horizon} slots, "
         f"Poisson arrivals; {seconds:.0f} s. Completion rates; differences paired by seed in points (95% t-interval).",
         "",
