@@ -17,6 +17,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
     --row-buckets                # minibatches of similar table size, cut to the rows in use
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
+    --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
     --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
     --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
     --warm-start-from runs/a     # start PPO from runs/a/warm_start.pt instead of cloning anew (same settings)
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mara_agents.mara.guidance import check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
@@ -134,6 +136,12 @@ def parse_args() -> argparse.Namespace:
         "by half the run, and PPO alone decides the end)",
     )
     parser.add_argument(
+        "--guide-where-trailing",
+        action="store_true",
+        help="(--generalist, with --guide-floor) hold the floor only on the scenario kinds (workload x cluster-size "
+        "band) where the best teacher completed more than the policy over their last 8 finished episodes",
+    )
+    parser.add_argument(
         "--gate-coef",
         type=float,
         help="(--generalist) weight of a cross-entropy that asks the gate to pick the skip path of the planner "
@@ -232,6 +240,12 @@ def configure(args: argparse.Namespace) -> PPOConfig:
                 f"teacher; got {args.guide_floor} with teacher {config.teacher!r}"
             )
         config.guide_floor = args.guide_floor
+    if args.guide_where_trailing:
+        config.guide_where_trailing = True
+        try:
+            check_guide_settings(config)
+        except ValueError as error:
+            raise SystemExit(f"--guide-where-trailing: {error}") from None
     if args.warm_start_from is not None:
         config.warm_start_from = str(args.warm_start_from)
     if config.architecture == "slot" and not config.planner_hints and not args.quick:

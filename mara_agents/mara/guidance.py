@@ -1,20 +1,68 @@
 """How much the teacher steers PPO: the weights of the guide (the teacher's actions) and of the gate
-loss (the planner the teacher follows) at each iteration, and the checks that a run can honour them."""
+loss (the planner the teacher follows) at each iteration, and the checks that a run can honour them.
+
+With ``guide_where_trailing`` the guide's floor holds only on scenario kinds where the teacher still
+completes more than the student (:class:`TeacherLead`): a floor everywhere kept one workload and lost
+another that PPO alone had learned, so each kind keeps the teacher only while the teacher leads there.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict, deque
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:
     from mara_agents.mara.network import MARANet
     from mara_agents.mara.ppo import PPOConfig
 
 
+def annealed_guide(config: PPOConfig, iteration: int, iterations: int) -> float:
+    """The teacher cross-entropy's weight at a 1-based PPO iteration before any floor: ``guide_coef``
+    annealed linearly to 0 by ``guide_until`` of the run."""
+    return config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
+
+
 def guide_weight(config: PPOConfig, iteration: int, iterations: int) -> float:
-    """The teacher cross-entropy's weight at a 1-based PPO iteration: ``guide_coef`` annealed linearly
-    to 0 by ``guide_until`` of the run, never below ``guide_floor``."""
-    annealed = config.guide_coef * max(0.0, 1.0 - (iteration - 1) / (config.guide_until * iterations + 1e-9))
-    return max(annealed, config.guide_floor)
+    """The teacher cross-entropy's weight at a 1-based PPO iteration: :func:`annealed_guide`, never below
+    ``guide_floor``."""
+    return max(annealed_guide(config, iteration, iterations), config.guide_floor)
+
+
+def guide_weights(config: PPOConfig, iteration: int, iterations: int, trailing: np.ndarray) -> float | np.ndarray:
+    """The guide's weight at a 1-based PPO iteration: :func:`guide_weight`, or with
+    ``guide_where_trailing`` one weight per turn, the annealed weight everywhere and ``guide_floor`` under
+    it only on the turns whose scenario kind the teacher leads (``trailing``, from :class:`TeacherLead`)."""
+    if not config.guide_where_trailing:
+        return guide_weight(config, iteration, iterations)
+    floor = config.guide_floor * np.asarray(trailing, dtype=float)
+    return np.maximum(annealed_guide(config, iteration, iterations), floor)
+
+
+class TeacherLead:
+    """Per scenario kind, how much more the teacher completed than the student over the last ``window``
+    episodes of that kind the student finished (completion rate, paired by episode)."""
+
+    def __init__(self, window: int = 8) -> None:
+        if window < 1:
+            raise ValueError(f"window must be at least 1 episode, got {window}")
+        self.leads: dict[int, deque] = defaultdict(lambda: deque(maxlen=window))
+
+    def record(self, kind: int, teacher_rate: float, student_rate: float) -> None:
+        """One finished episode of scenario kind ``kind``."""
+        self.leads[kind].append(teacher_rate - student_rate)
+
+    def lead(self, kind: int) -> float:
+        """The mean lead on ``kind`` (NaN before any episode of it)."""
+        leads = self.leads.get(kind)
+        return float(np.mean(leads)) if leads else float("nan")
+
+    def trailing(self, kinds: np.ndarray) -> np.ndarray:
+        """For each kind in ``kinds``, whether the student trails the teacher there (the mean lead > 0);
+        a kind with no finished episode yet counts as trailing, so the guide starts on everywhere."""
+        leads = {kind: self.lead(kind) for kind in np.unique(kinds)}
+        return np.array([not leads[kind] <= 0.0 for kind in np.ravel(kinds)]).reshape(np.shape(kinds))
 
 
 def gate_weight(config: PPOConfig, guide: float) -> float:
@@ -37,3 +85,19 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
         raise ValueError(f"gate_floor must lie in [0, gate_coef = {config.gate_coef}], got {config.gate_floor}")
     if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
         raise ValueError(f"gate_coef > 0 needs a best teacher (it follows a planner per episode): {config.teacher!r}")
+
+
+def check_guide_settings(config: PPOConfig) -> None:
+    """``ValueError`` before any work where ``guide_where_trailing`` cannot be honoured: it needs a floor
+    to hold (``guide_floor`` > 0) and a best teacher (only it plays each episode to compare with)."""
+    from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
+
+    if not config.guide_where_trailing:
+        return
+    if not config.guide_floor > 0.0:
+        raise ValueError(f"guide_where_trailing needs guide_floor > 0 (the weight it holds), got {config.guide_floor}")
+    if config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS:
+        raise ValueError(
+            f"guide_where_trailing needs a best teacher {list(BEST_TEACHERS)} (it plays each episode, so the "
+            f"student's result can be compared with it), got {config.teacher!r}"
+        )

@@ -10,7 +10,9 @@ the run first clones the teacher's actions on ``warm_start_episodes`` teacher ep
 critic to their returns (:mod:`mara_agents.mara.imitation`); during PPO the teacher labels every
 turn the policy visits and a cross-entropy term with weight ``guide_coef``, annealed to 0 by
 ``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
-what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end.
+what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end
+(with ``guide_where_trailing``, only on the scenario kinds where a ``best`` teacher still completes
+more than the student: :mod:`~mara_agents.mara.guidance`).
 
 Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
 one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
@@ -36,7 +38,13 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
-from mara_agents.mara.guidance import check_gate_settings, gate_weight, guide_weight
+from mara_agents.mara.guidance import (
+    TeacherLead,
+    check_gate_settings,
+    check_guide_settings,
+    gate_weight,
+    guide_weights,
+)
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
@@ -73,6 +81,7 @@ class PPOConfig:
     guide_coef: float = 0.5
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
+    guide_where_trailing: bool = False  # the floor only on scenario kinds the (best) teacher leads (.guidance)
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
@@ -156,6 +165,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     if config.rule_start:
         net.start_at_rules()
     check_gate_settings(net, config)
+    check_guide_settings(config)
     reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
@@ -174,6 +184,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         log_path = out / "log.csv"
         iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
         finished_rates: list[float] = []
+        lead = TeacherLead()  # per scenario kind, the teacher's lead over the student (guide_where_trailing)
         history = []
         baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
         evaluation = float("nan")
@@ -184,12 +195,14 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
             for iteration in bar:
                 if config.anneal_lr:  # learning-rate annealing to 0
                     optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
-                batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
-                guide = guide_weight(config, iteration, iterations)
+                batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead)
+                trailing = lead.trailing(batch["kinds"]) if config.guide_where_trailing else None
+                guide = guide_weights(config, iteration, iterations, trailing)
                 with torch_threads(threads):  # the workers wait during the update: use every core
                     stats = _update(
                         net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0
                     )
+                stats["guide_trailing_share"] = float("nan") if trailing is None else float(np.mean(trailing))
                 if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
                     net.eval()
                     evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
@@ -263,8 +276,9 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
     return {key: float(value) for key, value in stats.items()}
 
 
-def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates):
-    """Collect ``rollout_turns`` turns from every env copy with the current policy."""
+def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead: TeacherLead):
+    """Collect ``rollout_turns`` turns from every env copy with the current policy; every episode that
+    ends is recorded in ``finished_rates`` and, where a best teacher played it too, in ``lead``."""
     t_len, e = config.rollout_turns, config.num_envs
     obs = np.zeros((t_len, e, turns[0].observation.size), dtype=np.float32)
     masks = np.zeros((t_len, e, k + 1), dtype=np.float32)
@@ -272,6 +286,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
     actions = np.zeros((t_len, e), dtype=np.int64)
     labels = np.zeros((t_len, e), dtype=np.int64)
     paths = np.zeros((t_len, e), dtype=np.int64)
+    kinds = np.zeros((t_len, e), dtype=np.int64)
     logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
     for t in range(t_len):
         obs[t] = np.stack([x.observation for x in turns])
@@ -279,6 +294,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         states[t] = np.stack([x.state for x in turns])
         labels[t] = [x.label for x in turns]
         paths[t] = [x.path for x in turns]
+        kinds[t] = [x.kind for x in turns]
         with torch.no_grad():
             step_obs, step_masks, step_states = (torch.as_tensor(a[t]) for a in (obs, masks, states))
             if config.row_buckets:  # the env copies' turns cut to the rows they use
@@ -293,7 +309,11 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         turns = pool.step(actions[t])
         rewards[t] = [x.reward for x in turns]
         dones[t] = [x.done for x in turns]
-        finished_rates.extend(x.finished for x in turns if x.finished is not None)
+        for x in turns:
+            if x.finished is not None:
+                finished_rates.append(x.finished)
+            if x.finished is not None and x.teacher_finished is not None:
+                lead.record(x.finished_kind, x.teacher_finished, x.finished)
     with torch.no_grad():
         last_states = torch.as_tensor(np.stack([x.state for x in turns]))
         last_value = net.value(last_states, m, k).numpy() * returns_stats.std + returns_stats.mean
@@ -307,6 +327,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
         "actions": flat(actions),
         "labels": flat(labels),
         "paths": flat(paths),
+        "kinds": flat(kinds),
         "logprobs": flat(logprobs),
         "values": flat(values),
         "advantages": flat(advantages),
@@ -315,9 +336,10 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates)
     return batch, turns
 
 
-def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0.0) -> dict:
+def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:
     """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus, and the
-    teacher's cross-entropy with weight ``guide`` (0 turns it off), and the gate's (:func:`gate_weight`)."""
+    teacher's cross-entropy with weight ``guide`` (0 turns it off; an array: one weight per turn), and the
+    gate's (:func:`gate_weight`, annealed with the largest of the guide's weights)."""
     size = batch["obs"].shape[0]
     tensors = {key: torch.as_tensor(value) for key, value in batch.items()}
     norm_returns = (tensors["returns"] - returns_stats.mean) / returns_stats.std  # value normalisation
@@ -325,7 +347,8 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
     minibatch = size // config.minibatches
     sizes = rows_needed(batch["obs"], batch["states"]) if config.row_buckets else None
     kls, clipfracs, agreements, gate_losses, stats = [], [], [], [], {}
-    gate_coef = gate_weight(config, guide)
+    gate_coef = gate_weight(config, float(np.max(guide)))
+    per_turn = torch.as_tensor(guide, dtype=torch.float32) if np.ndim(guide) else None
     supervise_gate = gate_coef > 0.0
     for _epoch in range(config.epochs):
         if sizes is None:
@@ -358,7 +381,10 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
             entropy = dist.entropy().mean()
             loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
             labels = tensors["labels"][idx]
-            if guide > 0.0:  # stay near the teacher on the states the policy visits (DAgger-style)
+            if per_turn is not None:  # the teacher's pull where it leads (guide_where_trailing)
+                teacher_loss = torch.nn.functional.cross_entropy(logits, labels.clamp(min=0), reduction="none")
+                loss = loss + (per_turn[idx] * teacher_loss).mean()
+            elif guide > 0.0:  # stay near the teacher on the states the policy visits (DAgger-style)
                 loss = loss + guide * torch.nn.functional.cross_entropy(logits, labels.clamp(min=0))
             loss = loss + gate_coef * gate  # and on the planner it follows (gate supervision; 0: off)
             gate_losses.append(gate.item())
@@ -382,7 +408,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float = 0
         clipfrac=float(np.mean(clipfracs)),
         explained_variance=float(explained),
         learning_rate=optimiser.param_groups[0]["lr"],
-        guide_coef=guide,
+        guide_coef=float(np.mean(guide)),
         gate_loss=float(np.mean(gate_losses)),
         teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mara_env.config import DEFAULTS
 from mara_env.observation import layout_of
 from mara_env.workloads import WORKLOADS
 
@@ -131,6 +132,20 @@ class ScenarioSampler:
 def warmup_slots(scenarios: ScenarioSampler | None, settings: dict) -> int:
     """The planner-played first slots of an episode with ``settings`` (none without scenarios)."""
     return 0 if scenarios is None else scenarios.warmup_slots(settings)
+
+
+SIZE_BANDS = (8, 24)  # cluster-size bands of a scenario kind: up to 8 nodes, up to 24, more
+
+
+def scenario_kind(settings: dict) -> int:
+    """The kind of the scenario with ``settings``: its workload (the index among the sorted registered
+    names) and its cluster-size band (:data:`SIZE_BANDS`), as one number. The guide of a run that keeps
+    the teacher on only where it leads (``PPOConfig.guide_where_trailing``) judges each kind apart."""
+    workloads = sorted(WORKLOADS)
+    workload = settings.get("workload", DEFAULTS.workload)
+    index = workloads.index(workload) if workload in workloads else len(workloads)
+    band = sum(settings.get("num_nodes", DEFAULTS.num_nodes) > edge for edge in SIZE_BANDS)
+    return index * (len(SIZE_BANDS) + 1) + band
 
 
 def scenario_settings(base: dict, scenarios: ScenarioSampler | None, seed: int) -> dict:

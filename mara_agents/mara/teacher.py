@@ -115,6 +115,7 @@ class Teacher:
         from mara_agents.registry import load_agent
 
         self.chosen = name
+        self.episode_rate: float | None = None  # what the chosen candidate completed of this episode (best only)
         self.scheduler = load_agent(name) if scheduler is None else scheduler
         wanted = self._forecaster_for(self.scheduler)
         own = wanted is not None and wanted != self.env_forecaster
@@ -143,18 +144,20 @@ class Teacher:
 
     def reset(self, seed: int | None = None) -> None:
         if self.name in BEST_TEACHERS:
-            self._use(*self._best_for(seed))
+            name, rate, scheduler = self._best_for(seed)
+            self._use(name, scheduler)
+            self.episode_rate = rate
         self.scheduler.reset(seed)
         if self._truth is not None:
             self._truth.reset()
         self._slot = -1
 
-    def _best_for(self, seed: int | None) -> tuple[str, object]:
-        """The candidate that completes the most of the episode with ``seed`` (ties to the first), and the
-        scheduler that played it (reset before it labels: a MARA candidate is not loaded twice)."""
+    def _best_for(self, seed: int | None) -> tuple[str, float, object]:
+        """The candidate that completes the most of the episode with ``seed`` (ties to the first), what it
+        completes, and the scheduler that played it (reset before it labels: a MARA candidate is not
+        loaded twice)."""
         played = self.play_candidates(seed)
-        best = int(np.argmax([rate for _, rate, _ in played]))
-        return played[best][0], played[best][2]
+        return played[int(np.argmax([rate for _, rate, _ in played]))]
 
     def play_candidates(self, seed: int | None) -> list[tuple[str, float, object]]:
         """``(name, completion rate, scheduler)`` of each candidate on this cluster (a gated one is skipped

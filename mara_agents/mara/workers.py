@@ -23,6 +23,7 @@ from mara_agents.mara.scenarios import (
     TRAINING_SEED_BASE,
     Padding,
     ScenarioSampler,
+    scenario_kind,
     scenario_settings,
     warmup_slots,
 )
@@ -44,6 +45,9 @@ class Turn(NamedTuple):
     reward: float = 0.0  # of the turn just played (0 on the first observation)
     done: bool = False  # the turn just played ended the episode (this turn is the next episode's first)
     finished: float | None = None  # the ended episode's completion rate
+    kind: int = 0  # the scenario kind of this turn's episode (scenarios.scenario_kind)
+    teacher_finished: float | None = None  # what a best teacher completed of the ended episode (None: unknown)
+    finished_kind: int = 0  # the scenario kind of the ended episode
 
 
 class EnvCopy:
@@ -68,6 +72,7 @@ class EnvCopy:
             self.env = raw_env(**settings)
             self.teacher = Teacher.for_env(self.teacher_name, settings) if self.teacher_name else None
             self.warmup = warmup_slots(self.scenarios, settings)
+            self.kind = scenario_kind(settings)
         self.env.reset(seed=seed)
         if self.teacher is not None:
             self.teacher.reset(seed)
@@ -86,7 +91,7 @@ class EnvCopy:
         state = self.env.state()
         if self.padding is not None:
             observation, state = self.padding.observation(observation), self.padding.state(state)
-        return Turn(observation["observation"], observation["action_mask"], state, label, path)
+        return Turn(observation["observation"], observation["action_mask"], state, label, path, kind=self.kind)
 
     def step(self, action: int) -> Turn:
         env = self.env
@@ -94,11 +99,15 @@ class EnvCopy:
         env.step(int(action))
         reward = float(env.rewards[agent])
         done = bool(env.terminations[agent] or env.truncations[agent])
-        finished = None
-        if done:
-            finished = env.sim.metrics()["completion_rate"]
-            self._reset()
-        return self.turn()._replace(reward=reward, done=done, finished=finished)
+        if not done:
+            return self.turn()._replace(reward=reward)
+        ended = {
+            "finished": env.sim.metrics()["completion_rate"],
+            "teacher_finished": None if self.teacher is None else self.teacher.episode_rate,
+            "finished_kind": self.kind,
+        }
+        self._reset()
+        return self.turn()._replace(reward=reward, done=True, **ended)
 
 
 class CopyGroup:
