@@ -123,7 +123,7 @@ def test_every_planner_runs_every_preset(agent, workload, load):
 
 
 def test_oracle_bounds_every_agent_at_the_train_load():
-    seeds = range(20)
+    seeds = range(10)  # the oracle leads the best other (srw) by 5 points on these (0.815 against 0.764)
     means = {
         name: mara_agents.summarize(mara_agents.evaluate(name, seeds, horizon=200))["completion_rate"]["mean"]
         for name in ["random", "round_robin", "uniform", "edf", "srw", "lara", "laira", "oracle"]
