@@ -18,6 +18,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --row-buckets                # minibatches of similar table size, cut to the rows in use
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
+    --guide-where-trailing best_single   # ... where the best single candidate of the kind leads
     --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
     --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
     --warm-start-from runs/a     # start PPO from runs/a/warm_start.pt instead of cloning anew (same settings)
@@ -31,7 +32,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mara_agents.mara.guidance import check_guide_settings
+from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
@@ -137,9 +138,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--guide-where-trailing",
-        action="store_true",
+        nargs="?",
+        const=EPISODE_BEST,
+        choices=LEADS,
         help="(--generalist, with --guide-floor) hold the floor only on the scenario kinds (workload x cluster-size "
-        "band) where the best teacher completed more than the policy over their last 8 finished episodes",
+        "band) where the best teacher (episode_best, the default: each episode's best candidate; best_single: the "
+        "candidate with the highest mean there) completed more than the policy over their last 8 finished episodes",
     )
     parser.add_argument(
         "--gate-coef",
@@ -241,7 +245,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             )
         config.guide_floor = args.guide_floor
     if args.guide_where_trailing:
-        config.guide_where_trailing = True
+        config.guide_where_trailing = args.guide_where_trailing
         try:
             check_guide_settings(config)
         except ValueError as error:

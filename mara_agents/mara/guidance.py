@@ -1,13 +1,15 @@
 """How much the teacher steers PPO: the weights of the guide (the teacher's actions) and of the gate
 loss (the planner the teacher follows) at each iteration, and the checks that a run can honour them.
 
-With ``guide_where_trailing`` the guide's floor holds only on scenario kinds where the teacher still
-completes more than the student (:class:`TeacherLead`): a floor everywhere kept one workload and lost
-another that PPO alone had learned, so each kind keeps the teacher only while the teacher leads there.
+With ``guide_where_trailing`` the guide's floor holds only on scenario kinds where the teacher (each
+episode's best candidate, or the best single candidate of the kind) still completes more than the
+student (:class:`TeacherLead`): a floor everywhere kept one workload and lost another that PPO alone
+had learned, so each kind keeps the teacher only while it leads there.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING
 
@@ -40,23 +42,46 @@ def guide_weights(config: PPOConfig, iteration: int, iterations: int, trailing: 
     return np.maximum(annealed_guide(config, iteration, iterations), floor)
 
 
+EPISODE_BEST = "episode_best"  # the teacher as it labels: the best candidate of each episode
+BEST_SINGLE = "best_single"  # the one candidate with the highest mean on the kind's recent episodes
+LEADS = (EPISODE_BEST, BEST_SINGLE)
+
+
 class TeacherLead:
     """Per scenario kind, how much more the teacher completed than the student over the last ``window``
-    episodes of that kind the student finished (completion rate, paired by episode)."""
+    episodes of that kind the student finished (completion rates, paired by episode).
 
-    def __init__(self, window: int = 8) -> None:
+    ``against`` names what the student is held to: ``episode_best``, the teacher as it labels (each
+    episode's best candidate, a per-episode choice no single scheduler makes), or ``best_single``, the
+    candidate with the highest mean over those episodes (the best scheduler of the kind, as the
+    generalisation table judges a cell).
+    """
+
+    def __init__(self, against: str = EPISODE_BEST, window: int = 8) -> None:
+        if against not in LEADS:
+            raise ValueError(f"against must be one of {list(LEADS)}, got {against!r}")
         if window < 1:
             raise ValueError(f"window must be at least 1 episode, got {window}")
-        self.leads: dict[int, deque] = defaultdict(lambda: deque(maxlen=window))
+        self.against = against
+        self.episodes: dict[int, deque] = defaultdict(lambda: deque(maxlen=window))
 
-    def record(self, kind: int, teacher_rate: float, student_rate: float) -> None:
-        """One finished episode of scenario kind ``kind``."""
-        self.leads[kind].append(teacher_rate - student_rate)
+    def record(self, kind: int, candidate_rates: tuple[float, ...], student_rate: float) -> None:
+        """One finished episode of scenario kind ``kind``: each candidate's rate on it (NaN: did not play)."""
+        self.episodes[kind].append((np.asarray(candidate_rates, dtype=float), float(student_rate)))
 
     def lead(self, kind: int) -> float:
         """The mean lead on ``kind`` (NaN before any episode of it)."""
-        leads = self.leads.get(kind)
-        return float(np.mean(leads)) if leads else float("nan")
+        episodes = self.episodes.get(kind)
+        if not episodes:
+            return float("nan")
+        rates = np.stack([candidates for candidates, _ in episodes])
+        student = float(np.mean([rate for _, rate in episodes]))
+        with warnings.catch_warnings():  # a candidate that never played the kind: an all-NaN column
+            warnings.simplefilter("ignore", RuntimeWarning)
+            teacher = (
+                np.nanmax(rates, axis=1).mean() if self.against == EPISODE_BEST else np.nanmax(np.nanmean(rates, 0))
+            )
+        return float(teacher) - student
 
     def trailing(self, kinds: np.ndarray) -> np.ndarray:
         """For each kind in ``kinds``, whether the student trails the teacher there (the mean lead > 0);
@@ -94,6 +119,8 @@ def check_guide_settings(config: PPOConfig) -> None:
 
     if not config.guide_where_trailing:
         return
+    if config.guide_where_trailing not in LEADS:
+        raise ValueError(f"guide_where_trailing must be one of {list(LEADS)}, got {config.guide_where_trailing!r}")
     if not config.guide_floor > 0.0:
         raise ValueError(f"guide_where_trailing needs guide_floor > 0 (the weight it holds), got {config.guide_floor}")
     if config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS:

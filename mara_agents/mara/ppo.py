@@ -11,8 +11,8 @@ critic to their returns (:mod:`mara_agents.mara.imitation`); during PPO the teac
 turn the policy visits and a cross-entropy term with weight ``guide_coef``, annealed to 0 by
 ``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
 what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end
-(with ``guide_where_trailing``, only on the scenario kinds where a ``best`` teacher still completes
-more than the student: :mod:`~mara_agents.mara.guidance`).
+(with ``guide_where_trailing``, only on the scenario kinds where a ``best`` teacher, or its best single
+candidate, still completes more than the student: :mod:`~mara_agents.mara.guidance`).
 
 Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
 one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.guidance import (
+    EPISODE_BEST,
     TeacherLead,
     check_gate_settings,
     check_guide_settings,
@@ -81,7 +82,7 @@ class PPOConfig:
     guide_coef: float = 0.5
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
-    guide_where_trailing: bool = False  # the floor only on scenario kinds the (best) teacher leads (.guidance)
+    guide_where_trailing: str | None = None  # the floor only on scenario kinds the teacher leads: .guidance.LEADS
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
@@ -184,7 +185,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         log_path = out / "log.csv"
         iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
         finished_rates: list[float] = []
-        lead = TeacherLead()  # per scenario kind, the teacher's lead over the student (guide_where_trailing)
+        lead = TeacherLead(config.guide_where_trailing or EPISODE_BEST)  # per scenario kind (guide_where_trailing)
         history = []
         baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
         evaluation = float("nan")
@@ -312,8 +313,8 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         for x in turns:
             if x.finished is not None:
                 finished_rates.append(x.finished)
-            if x.finished is not None and x.teacher_finished is not None:
-                lead.record(x.finished_kind, x.teacher_finished, x.finished)
+            if x.finished is not None and x.candidates_finished is not None:
+                lead.record(x.finished_kind, x.candidates_finished, x.finished)
     with torch.no_grad():
         last_states = torch.as_tensor(np.stack([x.state for x in turns]))
         last_value = net.value(last_states, m, k).numpy() * returns_stats.std + returns_stats.mean

@@ -115,7 +115,7 @@ class Teacher:
         from mara_agents.registry import load_agent
 
         self.chosen = name
-        self.episode_rate: float | None = None  # what the chosen candidate completed of this episode (best only)
+        self.episode_rates: tuple[float, ...] | None = None  # each candidate's rate on this episode (best only)
         self.scheduler = load_agent(name) if scheduler is None else scheduler
         wanted = self._forecaster_for(self.scheduler)
         own = wanted is not None and wanted != self.env_forecaster
@@ -144,24 +144,20 @@ class Teacher:
 
     def reset(self, seed: int | None = None) -> None:
         if self.name in BEST_TEACHERS:
-            name, rate, scheduler = self._best_for(seed)
+            played = self.play_candidates(seed)
+            name, _, scheduler = played[int(np.argmax([rate for _, rate, _ in played]))]  # ties to the first
             self._use(name, scheduler)
-            self.episode_rate = rate
+            rates = {name: rate for name, rate, _ in played}  # NaN: a candidate gated out at this size
+            self.episode_rates = tuple(rates.get(split_gate(spec)[0], float("nan")) for spec in self.candidates)
         self.scheduler.reset(seed)
         if self._truth is not None:
             self._truth.reset()
         self._slot = -1
 
-    def _best_for(self, seed: int | None) -> tuple[str, float, object]:
-        """The candidate that completes the most of the episode with ``seed`` (ties to the first), what it
-        completes, and the scheduler that played it (reset before it labels: a MARA candidate is not
-        loaded twice)."""
-        played = self.play_candidates(seed)
-        return played[int(np.argmax([rate for _, rate, _ in played]))]
-
     def play_candidates(self, seed: int | None) -> list[tuple[str, float, object]]:
         """``(name, completion rate, scheduler)`` of each candidate on this cluster (a gated one is skipped
-        above its size) after playing the episode with ``seed`` on the env's settings, unshaped."""
+        above its size) after playing the episode with ``seed`` on the env's settings, unshaped. The
+        winner labels the episode; its scheduler is reset before it does (a MARA one is not loaded twice)."""
         from mara_agents.evaluation import env_config
         from mara_agents.registry import load_agent
 

@@ -46,7 +46,7 @@ class Turn(NamedTuple):
     done: bool = False  # the turn just played ended the episode (this turn is the next episode's first)
     finished: float | None = None  # the ended episode's completion rate
     kind: int = 0  # the scenario kind of this turn's episode (scenarios.scenario_kind)
-    teacher_finished: float | None = None  # what a best teacher completed of the ended episode (None: unknown)
+    candidates_finished: tuple[float, ...] | None = None  # each best-teacher candidate's rate on the ended episode
     finished_kind: int = 0  # the scenario kind of the ended episode
 
 
@@ -103,7 +103,7 @@ class EnvCopy:
             return self.turn()._replace(reward=reward)
         ended = {
             "finished": env.sim.metrics()["completion_rate"],
-            "teacher_finished": None if self.teacher is None else self.teacher.episode_rate,
+            "candidates_finished": None if self.teacher is None else self.teacher.episode_rates,
             "finished_kind": self.kind,
         }
         self._reset()
