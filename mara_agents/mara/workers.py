@@ -8,7 +8,7 @@ resets a copy when its episode ends (next seed of the copy's own sequence), and 
 copy with what the learner needs for the next turn: the acting node's observation and mask, the
 global state, the teacher's action for that turn (-1 without a teacher) and the planner it follows,
 the reward of the turn, whether the episode ended, and the completion rate of an episode that ended
-(a :class:`Turn`).
+with what each of a ``best`` teacher's candidates completed of it and its scenario kind (a :class:`Turn`).
 """
 
 from __future__ import annotations
