@@ -26,7 +26,6 @@ one warm start and each skips the cloning's 20-odd minutes.
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -48,6 +47,7 @@ from mara_agents.mara.guidance import (
 )
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import critic_values, padded_logits, rows_needed, size_buckets, trim_batch
+from mara_agents.mara.run_log import log_row, tensorboard_writer
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.warm_start import build_network, load_warm_start
@@ -181,7 +181,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
     with torch_threads(1):
         pool = make_pool(config)
-        writer = _tensorboard(out)
+        writer = tensorboard_writer(out)
         log_path = out / "log.csv"
         iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
         finished_rates: list[float] = []
@@ -218,7 +218,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                     **stats,
                 }
                 history.append(row)
-                _log(log_path, row, writer)
+                log_row(log_path, row, writer)
                 bar.set_postfix(done=f"{row['train_completion_rate']:.3f}", kl=f"{stats['approx_kl']:.4f}")
                 if iteration % config.eval_every == 0 or iteration == iterations:
                     extra = {"config": asdict(config), "iteration": iteration}
@@ -414,24 +414,3 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | n
         teacher_agreement=float(np.mean(agreements)) if config.teacher else float("nan"),
     )
     return stats
-
-
-def _tensorboard(out: Path):
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:  # TensorBoard is optional; the CSV log is always written
-        return None
-    return SummaryWriter(str(out / "tensorboard"))
-
-
-def _log(path: Path, row: dict, writer) -> None:
-    new = not path.exists()
-    with path.open("a", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(row))
-        if new:
-            w.writeheader()
-        w.writerow(row)
-    if writer is not None:
-        for key, value in row.items():
-            if key != "iteration":
-                writer.add_scalar(key, value, row["turns"])
