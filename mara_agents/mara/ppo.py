@@ -38,7 +38,6 @@ from tqdm.auto import tqdm
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.guidance import (
-    EPISODE_BEST,
     TeacherLead,
     check_gate_settings,
     check_guide_settings,
@@ -185,7 +184,8 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         log_path = out / "log.csv"
         iterations = max(1, config.total_turns // (config.rollout_turns * config.num_envs))
         finished_rates: list[float] = []
-        lead = TeacherLead(config.guide_where_trailing or EPISODE_BEST)  # per scenario kind (guide_where_trailing)
+        # per scenario kind, the teacher's lead over the student (only a run that gates its guide on it keeps one)
+        lead = TeacherLead(config.guide_where_trailing) if config.guide_where_trailing else None
         history = []
         baseline = evaluate_policy(net, config, agent=make("lara")) if config.eval_seeds else float("nan")
         evaluation = float("nan")
@@ -197,7 +197,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 if config.anneal_lr:  # learning-rate annealing to 0
                     optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
                 batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead)
-                trailing = lead.trailing(batch["kinds"]) if config.guide_where_trailing else None
+                trailing = None if lead is None else lead.trailing(batch["kinds"])
                 guide = guide_weights(config, iteration, iterations, trailing)
                 with torch_threads(threads):  # the workers wait during the update: use every core
                     stats = _update(
@@ -277,9 +277,9 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
     return {key: float(value) for key, value in stats.items()}
 
 
-def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead: TeacherLead):
+def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead: TeacherLead | None):
     """Collect ``rollout_turns`` turns from every env copy with the current policy; every episode that
-    ends is recorded in ``finished_rates`` and, where a best teacher played it too, in ``lead``."""
+    ends is recorded in ``finished_rates`` and, where a best teacher played it too, in ``lead`` (if any)."""
     t_len, e = config.rollout_turns, config.num_envs
     obs = np.zeros((t_len, e, turns[0].observation.size), dtype=np.float32)
     masks = np.zeros((t_len, e, k + 1), dtype=np.float32)
@@ -313,7 +313,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         for x in turns:
             if x.finished is not None:
                 finished_rates.append(x.finished)
-            if x.finished is not None and x.candidates_finished is not None:
+            if lead is not None and x.finished is not None and x.candidates_finished is not None:
                 lead.record(x.finished_kind, x.candidates_finished, x.finished)
     with torch.no_grad():
         last_states = torch.as_tensor(np.stack([x.state for x in turns]))
