@@ -19,6 +19,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
     --guide-where-trailing best_single   # ... where the best single candidate of the kind leads
+    --explore-nodes 4            # about 4 node turns per slot sample in PPO rollouts, the rest play greedily
     --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
     --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
     --warm-start-from runs/a     # start PPO from runs/a/warm_start.pt instead of cloning anew (same settings)
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mara_agents.mara.exploration import check_explore_nodes
 from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
@@ -146,6 +148,12 @@ def parse_args() -> argparse.Namespace:
         "candidate with the highest mean there) completed more than the policy over their last 8 finished episodes",
     )
     parser.add_argument(
+        "--explore-nodes",
+        type=float,
+        help="PPO rollouts sample the policy at about this many node turns per slot (chance N/M per turn) and "
+        "play its most likely action at the rest; only sampled turns train the actor (default: every turn samples)",
+    )
+    parser.add_argument(
         "--gate-coef",
         type=float,
         help="(--generalist) weight of a cross-entropy that asks the gate to pick the skip path of the planner "
@@ -250,6 +258,12 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             check_guide_settings(config)
         except ValueError as error:
             raise SystemExit(f"--guide-where-trailing: {error}") from None
+    if args.explore_nodes is not None:
+        try:
+            check_explore_nodes(args.explore_nodes)
+        except ValueError as error:
+            raise SystemExit(f"--explore-nodes: {error}") from None
+        config.explore_nodes = args.explore_nodes
     if args.warm_start_from is not None:
         config.warm_start_from = str(args.warm_start_from)
     if config.architecture == "slot" and not config.planner_hints and not args.quick:

@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.exploration import check_explore_nodes, choose_actions, explore_mask, masked_mean
 from mara_agents.mara.guidance import (
     TeacherLead,
     check_gate_settings,
@@ -82,6 +83,7 @@ class PPOConfig:
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
     guide_where_trailing: str | None = None  # the floor only on scenario kinds the teacher leads: .guidance.LEADS
+    explore_nodes: float | None = None  # about this many sampled turns per slot, the rest greedy (.exploration)
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
@@ -166,6 +168,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         net.start_at_rules()
     check_gate_settings(net, config)
     check_guide_settings(config)
+    check_explore_nodes(config.explore_nodes)
     reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     returns_stats = RunningMeanStd()
@@ -204,6 +207,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                         net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0
                     )
                 stats["guide_trailing_share"] = float("nan") if trailing is None else float(np.mean(trailing))
+                stats["explored_share"] = float(np.mean(batch["explored"]))  # turns that sampled their action
                 if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
                     net.eval()
                     evaluation = evaluate_policy(net, config)  # periodic evaluation beside lara
@@ -288,6 +292,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
     labels = np.zeros((t_len, e), dtype=np.int64)
     paths = np.zeros((t_len, e), dtype=np.int64)
     kinds = np.zeros((t_len, e), dtype=np.int64)
+    explored = np.ones((t_len, e), dtype=bool)
     logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
     for t in range(t_len):
         obs[t] = np.stack([x.observation for x in turns])
@@ -296,6 +301,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         labels[t] = [x.label for x in turns]
         paths[t] = [x.path for x in turns]
         kinds[t] = [x.kind for x in turns]
+        explored[t] = explore_mask(config.explore_nodes, [x.nodes for x in turns], rng)
         with torch.no_grad():
             step_obs, step_masks, step_states = (torch.as_tensor(a[t]) for a in (obs, masks, states))
             if config.row_buckets:  # the env copies' turns cut to the rows they use
@@ -303,7 +309,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
                 step_obs, step_masks, step_states = trim_batch(step_obs, step_masks, step_states, rows)
             logits = padded_logits(masked_logits(net, step_obs, step_masks, k), k, MASKED)
             dist = torch.distributions.Categorical(logits=logits)
-            action = dist.sample()
+            action = choose_actions(dist, explored[t])
             logprobs[t] = dist.log_prob(action).numpy()
             values[t] = net.value(step_states, m, k).numpy() * returns_stats.std + returns_stats.mean
         actions[t] = action.numpy()
@@ -329,12 +335,28 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         "labels": flat(labels),
         "paths": flat(paths),
         "kinds": flat(kinds),
+        "explored": flat(explored).astype(np.float32),
         "logprobs": flat(logprobs),
         "values": flat(values),
         "advantages": flat(advantages),
         "returns": flat(returns),
     }
     return batch, turns
+
+
+def _mean(values: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
+    """The mean over every turn, or over the sampled ones (``explored``: 1 where a turn sampled)."""
+    return values.mean() if explored is None else masked_mean(values, explored)
+
+
+def _normalised(adv: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
+    """Advantages scaled to mean 0 and standard deviation 1 over the turns the actor learns from."""
+    if explored is None:
+        return (adv - adv.mean()) / (adv.std() + 1e-8)
+    chosen = adv[explored > 0]
+    if chosen.numel() < 2:  # nothing to scale by: the masked loss ignores these turns anyway
+        return adv - (chosen.mean() if chosen.numel() else 0.0)
+    return (adv - chosen.mean()) / (chosen.std() + 1e-8)
 
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:
@@ -366,12 +388,14 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | n
             new_logprob = dist.log_prob(tensors["actions"][idx])
             log_ratio = new_logprob - tensors["logprobs"][idx].float()
             ratio = log_ratio.exp()
+            # the actor learns from the turns that sampled (all of them unless explore_nodes is set)
+            explored = None if config.explore_nodes is None else tensors["explored"][idx]
             with torch.no_grad():
-                kls.append(float(((ratio - 1) - log_ratio).mean()))  # the low-variance KL estimator
-                clipfracs.append(float(((ratio - 1.0).abs() > config.clip).float().mean()))
-            adv = tensors["advantages"][idx].float()
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # advantage normalisation
-            policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
+                kls.append(float(_mean((ratio - 1) - log_ratio, explored)))  # the low-variance KL estimator
+                clipfracs.append(float(_mean(((ratio - 1.0).abs() > config.clip).float(), explored)))
+            adv = _normalised(tensors["advantages"][idx].float(), explored)  # advantage normalisation
+            clipped_ratio = ratio.clamp(1 - config.clip, 1 + config.clip)
+            policy_loss = _mean(torch.max(-adv * ratio, -adv * clipped_ratio), explored)
             value = net.value(states, m, k)
             target = norm_returns[idx].float()
             value_loss = (value - target) ** 2
@@ -379,7 +403,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | n
                 clipped = norm_values[idx].float() + (value - norm_values[idx].float()).clamp(-config.clip, config.clip)
                 value_loss = torch.max(value_loss, (clipped - target) ** 2)
             value_loss = 0.5 * value_loss.mean()
-            entropy = dist.entropy().mean()
+            entropy = _mean(dist.entropy(), explored)
             loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
             labels = tensors["labels"][idx]
             if per_turn is not None:  # the teacher's pull where it leads (guide_where_trailing)

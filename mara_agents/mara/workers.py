@@ -48,6 +48,7 @@ class Turn(NamedTuple):
     kind: int = 0  # the scenario kind of this turn's episode (scenarios.scenario_kind)
     candidates_finished: tuple[float, ...] | None = None  # each best-teacher candidate's rate on the ended episode
     finished_kind: int = 0  # the scenario kind of the ended episode
+    nodes: int = 0  # the nodes of this turn's cluster (M before padding)
 
 
 class EnvCopy:
@@ -91,7 +92,10 @@ class EnvCopy:
         state = self.env.state()
         if self.padding is not None:
             observation, state = self.padding.observation(observation), self.padding.state(state)
-        return Turn(observation["observation"], observation["action_mask"], state, label, path, kind=self.kind)
+        nodes = len(self.env.possible_agents)
+        return Turn(
+            observation["observation"], observation["action_mask"], state, label, path, kind=self.kind, nodes=nodes
+        )
 
     def step(self, action: int) -> Turn:
         env = self.env
