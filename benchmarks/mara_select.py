@@ -13,6 +13,9 @@ highest reference rate there) is summarised as the mean gap and the worst gap. A
 high mean can give back a whole family of scenarios (the sixteenth run's 64-node ``rl``); the worst
 gap shows it, and the report names the checkpoint with the best mean and the one with the least bad
 worst gap.
+
+``--sampled`` also plays every checkpoint sampling its actions, as PPO's rollouts do, beside its
+greedy play (the default, and how it ships): the gap between the two is what training play costs.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ SCENARIOS = {
 }
 
 
+SAMPLED = "sampled:"  # a job's spec prefix: the checkpoint after it plays sampled actions
+
+
 def _play(job: tuple[str, str, int, int]) -> tuple[str, str, float]:
     """One (agent, scenario, seed) episode's completion rate, on a fresh env and scheduler.
 
@@ -55,10 +61,15 @@ def _play(job: tuple[str, str, int, int]) -> tuple[str, str, float]:
     depends on the episodes before it. Here every episode stands alone.
     """
     from mara_agents.evaluation import evaluate
+    from mara_agents.mara.scheduler import MARAScheduler
 
     spec, scenario, seed, horizon = job
     env = {**SCENARIOS[scenario], "curve_split": "val", "horizon": horizon}
-    record = evaluate(load_agent(spec), [seed], **env)[0]
+    if spec.startswith(SAMPLED):  # the checkpoint sampling its actions, seeded by the episode
+        agent = MARAScheduler(spec.removeprefix(SAMPLED), deterministic=False, seed=seed)
+    else:
+        agent = load_agent(spec)
+    record = evaluate(agent, [seed], **env)[0]
     return spec, scenario, float(record["completion_rate"])
 
 
@@ -86,8 +97,11 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=200, help="slots per episode")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_select"), help="writes OUT.md and OUT.json")
+    parser.add_argument("--sampled", action="store_true", help="each checkpoint also plays sampling its actions")
     args = parser.parse_args()
-    specs = [f"mara:{path}" for path in args.checkpoints] + list(args.references)
+    specs = [f"mara:{path}" for path in args.checkpoints]
+    specs += [f"{SAMPLED}{path}" for path in args.checkpoints] if args.sampled else []
+    specs += list(args.references)
     jobs = [
         (spec, scenario, VALIDATION_SEED + i, args.horizon)
         for spec in specs
@@ -101,10 +115,10 @@ def main() -> None:
     rates: dict[tuple[str, str], list[float]] = {}
     for spec, scenario, rate in played:
         rates.setdefault((spec, scenario), []).append(rate)
-    names = {spec: spec.split(":", 1)[1] if spec.startswith("mara:") else spec for spec in specs}
+    names = {spec: _name(spec) for spec in specs}
     records = {names[spec]: {s: rates[(spec, s)] for s in args.scenarios} for spec in specs}
     means = {name: {s: float(np.mean(r)) for s, r in per.items()} for name, per in records.items()}
-    checkpoints = [names[spec] for spec in specs if spec.startswith("mara:")]
+    checkpoints = [names[spec] for spec in specs if spec.startswith(("mara:", SAMPLED))]
     gaps = gaps_to_references(means, checkpoints, list(args.references)) if args.references else {}
     rows = []
     for name in names.values():
@@ -124,6 +138,14 @@ def main() -> None:
         text += _picks(means, gaps, checkpoints)
         records["gaps_to_best_reference"] = gaps
     write_report(args.out, text, records)
+
+
+def _name(spec: str) -> str:
+    """A job spec as the report names it: a checkpoint's path (``PATH (sampled)`` when it samples), or
+    a reference scheduler's name."""
+    if spec.startswith(SAMPLED):
+        return f"{spec.removeprefix(SAMPLED)} (sampled)"
+    return spec.split(":", 1)[1] if spec.startswith("mara:") else spec
 
 
 def _picks(means: dict[str, dict[str, float]], gaps: dict[str, dict[str, float]], checkpoints: list[str]) -> str:

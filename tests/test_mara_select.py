@@ -37,3 +37,18 @@ def test_the_picks_name_the_best_mean_and_the_least_bad_worst_gap():
 def test_gaps_need_a_reference():
     with pytest.raises(ValueError, match="at least one reference"):
         _module().gaps_to_references({"a.pt": {"s": 0.5}}, ["a.pt"], [])
+
+
+def test_a_sampled_checkpoint_is_named_apart_and_replays_the_same(monkeypatch):
+    from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT
+
+    module = _module()
+    tiny = {"num_nodes": 4, "max_tasks": 8, "workload": "synthetic", "load": "heavy"}
+    monkeypatch.setitem(module.SCENARIOS, "tiny", tiny)
+    path = str(GENERALIST_CHECKPOINT)
+    assert module._name(f"sampled:{path}") == f"{path} (sampled)" and module._name(f"mara:{path}") == path
+    assert module._name("srw") == "srw"
+    job = (f"sampled:{path}", "tiny", module.VALIDATION_SEED, 40)
+    spec, scenario, rate = module._play(job)
+    assert (spec, scenario) == (job[0], "tiny") and 0.0 <= rate <= 1.0
+    assert module._play(job)[2] == rate  # the episode's seed seeds the sampling too
