@@ -130,7 +130,7 @@ def main() -> None:
     note = (
         f"Completion rate on {args.seeds} validation seeds per scenario (`val` curves, seeds from "
         f"{VALIDATION_SEED:,}, {args.horizon} slots, Poisson arrivals); {time.perf_counter() - start:.0f} s "
-        f"with {args.jobs} processes."
+        f"with {args.jobs} process{'es' if args.jobs != 1 else ''}."
     )
     headers = ["agent", *args.scenarios, "mean"] + (["mean gap", "worst gap"] if gaps else [])
     text = note + "\n\n" + format_table(headers, rows) + "\n"
