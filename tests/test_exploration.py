@@ -14,10 +14,10 @@ from mara_agents.mara.exploration import (
     explore_mask,
     explore_probability,
     masked_mean,
+    normalised_advantages,
 )
 from mara_agents.mara.ppo import (
     PPOConfig,
-    _normalised,
     _rollout,
     _update,
     build_network,
@@ -59,12 +59,12 @@ def test_masked_means_and_advantages_use_the_sampled_turns_only():
     values, explored = torch.tensor([1.0, 2.0, 10.0, 4.0]), torch.tensor([1.0, 1.0, 0.0, 1.0])
     assert float(masked_mean(values, explored)) == pytest.approx(7.0 / 3.0)
     assert float(masked_mean(values, torch.zeros(4))) == 0.0  # no sampled turn: nothing to learn from
-    adv = _normalised(values, explored)
+    adv = normalised_advantages(values, explored)
     chosen = adv[explored > 0]
     assert float(chosen.mean()) == pytest.approx(0.0, abs=1e-6) and float(chosen.std()) == pytest.approx(1.0)
     # the greedy turn is shifted and scaled with the others (mean 7/3, sd of 1, 2, 4)
     assert float(adv[2]) == pytest.approx((10.0 - 7.0 / 3.0) / float(torch.tensor([1.0, 2.0, 4.0]).std()))
-    assert torch.equal(_normalised(torch.tensor([3.0]), torch.tensor([1.0])), torch.tensor([0.0]))
+    assert torch.equal(normalised_advantages(torch.tensor([3.0]), torch.tensor([1.0])), torch.tensor([0.0]))
 
 
 def _updated_with(explored: np.ndarray, advantages: np.ndarray) -> list[torch.Tensor]:

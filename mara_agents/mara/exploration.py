@@ -45,9 +45,9 @@ def explore_probability(explore_nodes: float | None, nodes: np.ndarray) -> np.nd
 
 def explore_mask(explore_nodes: float | None, nodes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per env copy, whether its node turn samples (``True``) or plays the most likely action."""
-    probability = explore_probability(explore_nodes, nodes)
     if explore_nodes is None:  # no draw: a run without the option keeps its random stream
-        return np.ones(probability.shape, dtype=bool)
+        return np.ones(np.shape(nodes), dtype=bool)
+    probability = explore_probability(explore_nodes, nodes)
     return rng.random(probability.shape) < probability
 
 
@@ -62,3 +62,18 @@ def choose_actions(dist: torch.distributions.Categorical, explored: np.ndarray) 
 def masked_mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """The mean of ``values`` over the turns whose weight is 1 (0 when there are none)."""
     return (values * weights).sum() / weights.sum().clamp(min=1.0)
+
+
+def actor_mean(values: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
+    """The mean over every turn (``explored`` is ``None``: the option is off) or over the sampled ones."""
+    return values.mean() if explored is None else masked_mean(values, explored)
+
+
+def normalised_advantages(adv: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
+    """Advantages scaled to mean 0 and standard deviation 1 over the turns the actor learns from."""
+    if explored is None:
+        return (adv - adv.mean()) / (adv.std() + 1e-8)
+    chosen = adv[explored > 0]
+    if chosen.numel() < 2:  # nothing to scale by: the masked loss ignores these turns anyway
+        return adv - (chosen.mean() if chosen.numel() else 0.0)
+    return (adv - chosen.mean()) / (chosen.std() + 1e-8)

@@ -37,7 +37,13 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.checkpoint import save_checkpoint
-from mara_agents.mara.exploration import check_explore_nodes, choose_actions, explore_mask, masked_mean
+from mara_agents.mara.exploration import (
+    actor_mean,
+    check_explore_nodes,
+    choose_actions,
+    explore_mask,
+    normalised_advantages,
+)
 from mara_agents.mara.guidance import (
     TeacherLead,
     check_gate_settings,
@@ -344,21 +350,6 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
     return batch, turns
 
 
-def _mean(values: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
-    """The mean over every turn, or over the sampled ones (``explored``: 1 where a turn sampled)."""
-    return values.mean() if explored is None else masked_mean(values, explored)
-
-
-def _normalised(adv: torch.Tensor, explored: torch.Tensor | None) -> torch.Tensor:
-    """Advantages scaled to mean 0 and standard deviation 1 over the turns the actor learns from."""
-    if explored is None:
-        return (adv - adv.mean()) / (adv.std() + 1e-8)
-    chosen = adv[explored > 0]
-    if chosen.numel() < 2:  # nothing to scale by: the masked loss ignores these turns anyway
-        return adv - (chosen.mean() if chosen.numel() else 0.0)
-    return (adv - chosen.mean()) / (chosen.std() + 1e-8)
-
-
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:
     """PPO epochs over minibatches: clipped surrogate, clipped value loss, entropy bonus, and the
     teacher's cross-entropy with weight ``guide`` (0 turns it off; an array: one weight per turn), and the
@@ -391,11 +382,11 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | n
             # the actor learns from the turns that sampled (all of them unless explore_nodes is set)
             explored = None if config.explore_nodes is None else tensors["explored"][idx]
             with torch.no_grad():
-                kls.append(float(_mean((ratio - 1) - log_ratio, explored)))  # the low-variance KL estimator
-                clipfracs.append(float(_mean(((ratio - 1.0).abs() > config.clip).float(), explored)))
-            adv = _normalised(tensors["advantages"][idx].float(), explored)  # advantage normalisation
+                kls.append(float(actor_mean((ratio - 1) - log_ratio, explored)))  # the low-variance KL estimator
+                clipfracs.append(float(actor_mean(((ratio - 1.0).abs() > config.clip).float(), explored)))
+            adv = normalised_advantages(tensors["advantages"][idx].float(), explored)  # advantage normalisation
             clipped_ratio = ratio.clamp(1 - config.clip, 1 + config.clip)
-            policy_loss = _mean(torch.max(-adv * ratio, -adv * clipped_ratio), explored)
+            policy_loss = actor_mean(torch.max(-adv * ratio, -adv * clipped_ratio), explored)
             value = net.value(states, m, k)
             target = norm_returns[idx].float()
             value_loss = (value - target) ** 2
@@ -403,7 +394,7 @@ def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | n
                 clipped = norm_values[idx].float() + (value - norm_values[idx].float()).clamp(-config.clip, config.clip)
                 value_loss = torch.max(value_loss, (clipped - target) ** 2)
             value_loss = 0.5 * value_loss.mean()
-            entropy = _mean(dist.entropy(), explored)
+            entropy = actor_mean(dist.entropy(), explored)
             loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
             labels = tensors["labels"][idx]
             if per_turn is not None:  # the teacher's pull where it leads (guide_where_trailing)

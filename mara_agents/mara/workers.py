@@ -74,6 +74,7 @@ class EnvCopy:
             self.teacher = Teacher.for_env(self.teacher_name, settings) if self.teacher_name else None
             self.warmup = warmup_slots(self.scenarios, settings)
             self.kind = scenario_kind(settings)
+            self.nodes = len(self.env.possible_agents)  # M before padding
         self.env.reset(seed=seed)
         if self.teacher is not None:
             self.teacher.reset(seed)
@@ -92,9 +93,8 @@ class EnvCopy:
         state = self.env.state()
         if self.padding is not None:
             observation, state = self.padding.observation(observation), self.padding.state(state)
-        nodes = len(self.env.possible_agents)
         return Turn(
-            observation["observation"], observation["action_mask"], state, label, path, kind=self.kind, nodes=nodes
+            observation["observation"], observation["action_mask"], state, label, path, kind=self.kind, nodes=self.nodes
         )
 
     def step(self, action: int) -> Turn:
