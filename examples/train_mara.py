@@ -19,6 +19,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
     --guide-where-trailing best_single   # ... where the best single candidate of the kind leads
+    --guide-floor-min-nodes 24   # (with --guide-floor) ... only on clusters of at least 24 nodes
     --explore-nodes 4            # about 4 node turns per slot sample in PPO rollouts, the rest play greedily
     --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
     --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
@@ -34,7 +35,7 @@ import argparse
 from pathlib import Path
 
 from mara_agents.mara.exploration import check_explore_nodes
-from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_guide_settings
+from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_floor_min_nodes, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
@@ -148,6 +149,12 @@ def parse_args() -> argparse.Namespace:
         "candidate with the highest mean there) completed more than the policy over their last 8 finished episodes",
     )
     parser.add_argument(
+        "--guide-floor-min-nodes",
+        type=int,
+        metavar="M",
+        help="(with --guide-floor) hold the floor only on clusters of at least M nodes (default: on every cluster)",
+    )
+    parser.add_argument(
         "--explore-nodes",
         type=float,
         help="PPO rollouts sample the policy at about this many node turns per slot (chance N/M per turn) and "
@@ -258,6 +265,12 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             check_guide_settings(config)
         except ValueError as error:
             raise SystemExit(f"--guide-where-trailing: {error}") from None
+    if args.guide_floor_min_nodes is not None:
+        config.guide_floor_min_nodes = args.guide_floor_min_nodes
+        try:
+            check_floor_min_nodes(config)
+        except ValueError as error:
+            raise SystemExit(f"--guide-floor-min-nodes: {error}") from None
     if args.explore_nodes is not None:
         try:
             check_explore_nodes(args.explore_nodes)

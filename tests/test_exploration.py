@@ -116,6 +116,7 @@ def test_a_rollout_samples_the_share_it_is_told(tmp_path):
     finally:
         pool.close()
     assert batch["explored"].mean() == pytest.approx(2 / 8, abs=0.07)  # 400 turns: binomial sd 0.022
+    assert batch["nodes"].tolist() == [8] * 400  # each turn's M, for a guide floor held on big clusters
     greedy = batch["explored"] == 0
     obs, masks = (torch.as_tensor(batch[key][greedy]) for key in ("obs", "masks"))
     with torch.no_grad():  # greedy turns took the most likely allowed action

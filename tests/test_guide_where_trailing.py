@@ -75,7 +75,7 @@ def test_the_floor_holds_only_on_trailing_turns():
     # coef 0.5 annealed to 0 by half of 10 iterations: 0.5, 0.4, 0.3, 0.2, 0.1, 0, ...; floor 0.25
     config = PPOConfig(guide_coef=0.5, guide_until=0.5, guide_floor=0.25)
     trailing = np.array([True, False])
-    assert guide_weights(config, 4, 10, trailing) == guide_weight(config, 4, 10) == 0.25  # off: one weight
+    assert guide_weights(config, 4, 10, None) == guide_weight(config, 4, 10) == 0.25  # held everywhere: one weight
     config.guide_where_trailing = EPISODE_BEST
     expected = {1: [0.5, 0.5], 3: [0.3, 0.3], 4: [0.25, 0.2], 10: [0.25, 0.0]}
     for iteration, weights in expected.items():

@@ -4,7 +4,10 @@ loss (the planner the teacher follows) at each iteration, and the checks that a 
 With ``guide_where_trailing`` the guide's floor holds only on scenario kinds where the teacher (each
 episode's best candidate, or the best single candidate of the kind) still completes more than the
 student (:class:`TeacherLead`): a floor everywhere kept one workload and lost another that PPO alone
-had learned, so each kind keeps the teacher only while it leads there.
+had learned, so each kind keeps the teacher only while it leads there. With ``guide_floor_min_nodes``
+it holds only on clusters of at least that many nodes: with ``explore_nodes`` PPO learned at small
+clusters and drifted at 64 nodes, where few turns of a slot sample and one node's action moves the
+team's reward least.
 """
 
 from __future__ import annotations
@@ -32,14 +35,25 @@ def guide_weight(config: PPOConfig, iteration: int, iterations: int) -> float:
     return max(annealed_guide(config, iteration, iterations), config.guide_floor)
 
 
-def guide_weights(config: PPOConfig, iteration: int, iterations: int, trailing: np.ndarray) -> float | np.ndarray:
-    """The guide's weight at a 1-based PPO iteration: :func:`guide_weight`, or with
-    ``guide_where_trailing`` one weight per turn, the annealed weight everywhere and ``guide_floor`` under
-    it only on the turns whose scenario kind the teacher leads (``trailing``, from :class:`TeacherLead`)."""
-    if not config.guide_where_trailing:
+def guide_weights(config: PPOConfig, iteration: int, iterations: int, held: np.ndarray | None) -> float | np.ndarray:
+    """The guide's weight at a 1-based PPO iteration: :func:`guide_weight` where the floor holds on every
+    turn (``held`` is ``None``), else one weight per turn, the annealed weight everywhere and
+    ``guide_floor`` under it only on the turns where ``held`` (from :func:`floor_held`) is true."""
+    if held is None:
         return guide_weight(config, iteration, iterations)
-    floor = config.guide_floor * np.asarray(trailing, dtype=float)
+    floor = config.guide_floor * np.asarray(held, dtype=float)
     return np.maximum(annealed_guide(config, iteration, iterations), floor)
+
+
+def floor_held(config: PPOConfig, lead: TeacherLead | None, kinds: np.ndarray, nodes: np.ndarray) -> np.ndarray | None:
+    """Per turn, whether the guide's floor holds there: on the kinds the teacher leads (``lead``, with
+    ``guide_where_trailing``) and on clusters of at least ``guide_floor_min_nodes`` nodes (``nodes``: each
+    turn's M), both where both are set; ``None`` where neither is (the floor holds everywhere)."""
+    held = None if lead is None else lead.trailing(kinds)
+    if config.guide_floor_min_nodes is not None:
+        big = np.asarray(nodes) >= config.guide_floor_min_nodes
+        held = big if held is None else held & big
+    return held
 
 
 EPISODE_BEST = "episode_best"  # the teacher as it labels: the best candidate of each episode
@@ -113,10 +127,12 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
 
 
 def check_guide_settings(config: PPOConfig) -> None:
-    """``ValueError`` before any work where ``guide_where_trailing`` cannot be honoured: it needs a floor
-    to hold (``guide_floor`` > 0) and a best teacher (only it plays each episode to compare with)."""
+    """``ValueError`` before any work where ``guide_where_trailing`` or ``guide_floor_min_nodes`` cannot be
+    honoured: both need a floor to hold (``guide_floor`` > 0); the first a best teacher (only it plays
+    each episode to compare with), the second a whole number of nodes >= 1."""
     from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
 
+    check_floor_min_nodes(config)
     if not config.guide_where_trailing:
         return
     if config.guide_where_trailing not in LEADS:
@@ -128,3 +144,14 @@ def check_guide_settings(config: PPOConfig) -> None:
             f"guide_where_trailing needs a best teacher {list(BEST_TEACHERS)} (it plays each episode, so the "
             f"student's result can be compared with it), got {config.teacher!r}"
         )
+
+
+def check_floor_min_nodes(config: PPOConfig) -> None:
+    """``ValueError`` unless ``guide_floor_min_nodes`` is ``None`` or a whole number >= 1 with a floor to hold."""
+    nodes = config.guide_floor_min_nodes
+    if nodes is None:
+        return
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise ValueError(f"guide_floor_min_nodes must be a whole number of nodes >= 1 or None, got {nodes!r}")
+    if not config.guide_floor > 0.0:
+        raise ValueError(f"guide_floor_min_nodes needs guide_floor > 0 (the weight it holds), got {config.guide_floor}")

@@ -12,7 +12,8 @@ turn the policy visits and a cross-entropy term with weight ``guide_coef``, anne
 ``guide_until`` of the run, keeps the policy near it while the critic catches up. PPO alone decides
 what the policy does after that, unless ``guide_floor`` keeps a smaller weight on to the end
 (with ``guide_where_trailing``, only on the scenario kinds where a ``best`` teacher, or its best single
-candidate, still completes more than the student: :mod:`~mara_agents.mara.guidance`).
+candidate, still completes more than the student; with ``guide_floor_min_nodes``, only on clusters of
+at least that many nodes: :mod:`~mara_agents.mara.guidance`).
 
 Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
 one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
@@ -48,6 +49,7 @@ from mara_agents.mara.guidance import (
     TeacherLead,
     check_gate_settings,
     check_guide_settings,
+    floor_held,
     gate_weight,
     guide_weights,
 )
@@ -89,6 +91,7 @@ class PPOConfig:
     guide_until: float = 0.5
     guide_floor: float = 0.0  # the guide's weight never falls below this (0: PPO alone at the end)
     guide_where_trailing: str | None = None  # the floor only on scenario kinds the teacher leads: .guidance.LEADS
+    guide_floor_min_nodes: int | None = None  # the floor only on clusters of at least this many nodes
     explore_nodes: float | None = None  # about this many sampled turns per slot, the rest greedy (.exploration)
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
@@ -206,13 +209,13 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
                 if config.anneal_lr:  # learning-rate annealing to 0
                     optimiser.param_groups[0]["lr"] = config.learning_rate * (1.0 - (iteration - 1) / iterations)
                 batch, turns = _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates, lead)
-                trailing = None if lead is None else lead.trailing(batch["kinds"])
-                guide = guide_weights(config, iteration, iterations, trailing)
+                held = floor_held(config, lead, batch["kinds"], batch["nodes"])
+                guide = guide_weights(config, iteration, iterations, held)
                 with torch_threads(threads):  # the workers wait during the update: use every core
                     stats = _update(
                         net, optimiser, batch, config, k, m, returns_stats, guide if config.teacher else 0.0
                     )
-                stats["guide_trailing_share"] = float("nan") if trailing is None else float(np.mean(trailing))
+                stats["guide_trailing_share"] = float("nan") if held is None else float(np.mean(held))
                 stats["explored_share"] = float(np.mean(batch["explored"]))  # turns that sampled their action
                 if config.eval_seeds and (iteration % config.eval_every == 0 or iteration == iterations):
                     net.eval()
@@ -297,7 +300,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
     actions = np.zeros((t_len, e), dtype=np.int64)
     labels = np.zeros((t_len, e), dtype=np.int64)
     paths = np.zeros((t_len, e), dtype=np.int64)
-    kinds = np.zeros((t_len, e), dtype=np.int64)
+    kinds, nodes = np.zeros((t_len, e), dtype=np.int64), np.zeros((t_len, e), dtype=np.int64)
     explored = np.ones((t_len, e), dtype=bool)
     logprobs, values, rewards, dones = (np.zeros((t_len, e)) for _ in range(4))
     for t in range(t_len):
@@ -306,8 +309,8 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         states[t] = np.stack([x.state for x in turns])
         labels[t] = [x.label for x in turns]
         paths[t] = [x.path for x in turns]
-        kinds[t] = [x.kind for x in turns]
-        explored[t] = explore_mask(config.explore_nodes, [x.nodes for x in turns], rng)
+        kinds[t], nodes[t] = [x.kind for x in turns], [x.nodes for x in turns]
+        explored[t] = explore_mask(config.explore_nodes, nodes[t], rng)
         with torch.no_grad():
             step_obs, step_masks, step_states = (torch.as_tensor(a[t]) for a in (obs, masks, states))
             if config.row_buckets:  # the env copies' turns cut to the rows they use
@@ -341,6 +344,7 @@ def _rollout(net, pool, turns, config, k, m, returns_stats, rng, finished_rates,
         "labels": flat(labels),
         "paths": flat(paths),
         "kinds": flat(kinds),
+        "nodes": flat(nodes),
         "explored": flat(explored).astype(np.float32),
         "logprobs": flat(logprobs),
         "values": flat(values),
