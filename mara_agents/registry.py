@@ -158,8 +158,7 @@ def check_spec(spec: str, search_path: str = "") -> None:
     factory must take ``checkpoint=``, and the module of an import path must be findable. Whether the
     attribute exists and builds a scheduler is known only by :func:`load_agent`.
     """
-    spec = split_forecaster(spec)[0]
-    kind, head, tail = split_spec(spec)
+    kind, head, tail = split_spec(spec)  # drops one @FORECASTER ending (and checks it), no more
     if kind == "name":
         if head not in SCHEDULERS:
             raise ValueError(

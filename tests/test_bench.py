@@ -262,7 +262,7 @@ def test_an_agent_spec_can_name_the_forecaster_it_plays_on(tmp_path):
 
 
 def test_a_forecaster_in_an_agent_spec_is_checked():
-    from mara_agents.registry import split_forecaster
+    from mara_agents.registry import check_spec, split_forecaster
 
     with pytest.raises(ValueError, match="'edf' reads no forecasts, so @flow would change nothing"):
         load_agent("edf@flow")
@@ -271,3 +271,7 @@ def test_a_forecaster_in_an_agent_spec_is_checked():
             load_agent(bad)
     assert split_forecaster("mara:runs/a@b/x.pt") == ("mara:runs/a@b/x.pt", None)  # an @ in a path
     assert split_forecaster("mara:x.pt@flow_situ_fixed") == ("mara:x.pt", "flow_situ_fixed")
+    # one forecaster per spec: a second ending is no agent name, and the message shows the spec as given
+    with pytest.raises(ValueError, match=r"unknown agent 'srw@flow@flow'"):
+        check_spec("srw@flow@flow")
+    check_spec("srw@flow")
