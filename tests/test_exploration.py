@@ -16,14 +16,8 @@ from mara_agents.mara.exploration import (
     masked_mean,
     normalised_advantages,
 )
-from mara_agents.mara.ppo import (
-    PPOConfig,
-    _rollout,
-    _update,
-    build_network,
-    make_pool,
-    masked_logits,
-)
+from mara_agents.mara.ppo import PPOConfig, _update, build_network, make_pool
+from mara_agents.mara.rollout import collect_rollout, masked_logits
 from mara_agents.mara.slot_network import SlotMARANet
 from tests.test_guide_where_trailing import _batch, _updated
 from tests.test_mara_policy import _train_mara_config
@@ -110,7 +104,7 @@ def test_a_rollout_samples_the_share_it_is_told(tmp_path):
     net = build_network(config)
     pool = make_pool(config)
     try:
-        batch, _ = _rollout(
+        batch, _ = collect_rollout(
             net, pool, pool.observe(), config, 8, 8, RunningMeanStd(), np.random.default_rng(0), [], None
         )
     finally:
