@@ -16,6 +16,11 @@ worst gap.
 
 ``--sampled`` also plays every checkpoint sampling its actions, as PPO's rollouts do, beside its
 greedy play (the default, and how it ships): the gap between the two is what training play costs.
+
+A checkpoint chosen as the best of many on these episodes scores above what it will score elsewhere
+(the winner's curse). ``--first-seed`` plays another set of validation seeds to confirm a choice on
+episodes it was not chosen on, and ``--against PATH`` adds each checkpoint's paired difference from
+one of them (per episode, over every scenario and seed, with its 95% interval).
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE  # noqa: E402
 from mara_agents.registry import load_agent  # noqa: E402
-from mara_agents.stats import format_table  # noqa: E402
+from mara_agents.stats import format_mean_ci, format_table, paired_difference  # noqa: E402
 from mara_env.forecast.evaluation import write_report  # noqa: E402
 
 VALIDATION_SEED = 10_000_000
@@ -98,12 +104,23 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_select"), help="writes OUT.md and OUT.json")
     parser.add_argument("--sampled", action="store_true", help="each checkpoint also plays sampling its actions")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=VALIDATION_SEED,
+        help=f"the first validation seed (default {VALIDATION_SEED:,}; another range confirms a choice made on it)",
+    )
+    parser.add_argument("--against", type=Path, help="one of the checkpoints: the others' paired difference from it")
     args = parser.parse_args()
+    check_seeds(parser, args.first_seed, args.seeds)
+    if args.against is not None and args.against not in args.checkpoints:
+        compared = [str(path) for path in args.checkpoints]
+        parser.error(f"--against {args.against} must be one of the checkpoints compared: {compared}")
     specs = [f"mara:{path}" for path in args.checkpoints]
     specs += [f"{SAMPLED}{path}" for path in args.checkpoints] if args.sampled else []
     specs += list(args.references)
     jobs = [
-        (spec, scenario, VALIDATION_SEED + i, args.horizon)
+        (spec, scenario, args.first_seed + i, args.horizon)
         for spec in specs
         for scenario in args.scenarios
         for i in range(args.seeds)
@@ -126,13 +143,17 @@ def main() -> None:
         if gaps:
             gap = gaps.get(name)
             cells += [f"{gap['mean']:+.3f}", f"{gap['worst']:+.3f}"] if gap else ["", ""]
+        if args.against is not None:
+            paired = paired_to(records, name, str(args.against)) if name in checkpoints else None
+            cells.append(format_mean_ci(paired, digits=1, scale=100, signed=True, unit=" pp") if paired else "")
         rows.append([name, *cells])
     note = (
         f"Completion rate on {args.seeds} validation seeds per scenario (`val` curves, seeds from "
-        f"{VALIDATION_SEED:,}, {args.horizon} slots, Poisson arrivals); {time.perf_counter() - start:.0f} s "
+        f"{args.first_seed:,}, {args.horizon} slots, Poisson arrivals); {time.perf_counter() - start:.0f} s "
         f"with {args.jobs} process{'es' if args.jobs != 1 else ''}."
     )
     headers = ["agent", *args.scenarios, "mean"] + (["mean gap", "worst gap"] if gaps else [])
+    headers += [f"vs {args.against} (paired)"] if args.against is not None else []
     text = note + "\n\n" + format_table(headers, rows) + "\n"
     if gaps:
         text += _picks(means, gaps, checkpoints)
@@ -146,6 +167,26 @@ def _name(spec: str) -> str:
     if spec.startswith(SAMPLED):
         return f"{spec.removeprefix(SAMPLED)} (sampled)"
     return spec.split(":", 1)[1] if spec.startswith("mara:") else spec
+
+
+def check_seeds(parser: argparse.ArgumentParser, first_seed: int, seeds: int) -> None:
+    """Exit with a message unless ``seeds`` > 0 validation seeds from ``first_seed`` stay in the validation
+    range: from ``VALIDATION_SEED`` up to the first training seed (no training episode plays them)."""
+    if seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {seeds}")
+    if not VALIDATION_SEED <= first_seed <= TRAINING_SEED_BASE - seeds:
+        parser.error(
+            f"--first-seed {first_seed:,}: validation seeds lie in [{VALIDATION_SEED:,}, {TRAINING_SEED_BASE:,}) "
+            f"(below: benchmark seeds; from {TRAINING_SEED_BASE:,}: training episodes), so with --seeds {seeds} "
+            f"it must lie in [{VALIDATION_SEED:,}, {TRAINING_SEED_BASE - seeds:,}]"
+        )
+
+
+def paired_to(records: dict[str, dict[str, list[float]]], name: str, against: str) -> dict[str, float]:
+    """``name``'s paired difference from ``against`` over every episode (each scenario's seeds in order)."""
+    values = [rate for rates in records[name].values() for rate in rates]
+    reference = [rate for rates in records[against].values() for rate in rates]
+    return paired_difference(values, reference)
 
 
 def _picks(means: dict[str, dict[str, float]], gaps: dict[str, dict[str, float]], checkpoints: list[str]) -> str:

@@ -1,5 +1,7 @@
 """benchmarks/mara_select.py: the gaps to the best reference, by hand."""
 
+import re
+
 import pytest
 
 from tests.scripts import load_script
@@ -52,3 +54,35 @@ def test_a_sampled_checkpoint_is_named_apart_and_replays_the_same(monkeypatch):
     spec, scenario, rate = module._play(job)
     assert (spec, scenario) == (job[0], "tiny") and 0.0 <= rate <= 1.0
     assert module._play(job)[2] == rate  # the episode's seed seeds the sampling too
+
+
+def test_the_paired_difference_runs_over_every_episode_of_every_scenario():
+    records = {"a.pt": {"s": [0.5, 0.7], "t": [0.2, 0.4]}, "b.pt": {"s": [0.4, 0.7], "t": [0.1, 0.2]}}
+    paired = _module().paired_to(records, "a.pt", "b.pt")
+    # differences 0.1, 0.0, 0.1, 0.2: mean 0.1, sample sd 0.0816, t(3) 3.182 -> half-width 0.130
+    assert paired["n"] == 4 and paired["mean"] == pytest.approx(0.1)
+    assert paired["ci95"] == pytest.approx(3.182 * 0.08165 / 2, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("first", "seeds", "message"),
+    [
+        (9_999_999, 8, r"--first-seed 9,999,999: validation seeds lie in \[10,000,000, 1,000,000,000\)"),
+        (999_999_995, 8, r"it must lie in \[10,000,000, 999,999,992\]"),
+        (10_000_000, 0, "--seeds must be at least 1, got 0"),
+    ],
+)
+def test_seeds_outside_the_validation_range_are_refused(first, seeds, message, monkeypatch, capsys):
+    module = _module()
+    argv = ["mara_select.py", "x.pt", "--first-seed", str(first), "--seeds", str(seeds)]
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit):
+        module.main()
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_against_must_be_one_of_the_checkpoints(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["mara_select.py", "a.pt", "b.pt", "--against", "c.pt"])
+    with pytest.raises(SystemExit):
+        _module().main()
+    assert "--against c.pt must be one of the checkpoints compared: ['a.pt', 'b.pt']" in capsys.readouterr().err
