@@ -127,3 +127,15 @@ def test_a_gate_floor_outside_zero_to_the_gate_coef_is_refused(tmp_path, monkeyp
     ):
         with pytest.raises(SystemExit, match=r"--gate-floor must lie in \[0, --gate-coef\]"):
             _train_mara_config(monkeypatch, *argv)
+
+
+def test_ppo_from_one_warm_start_is_reproducible_by_seed(source, tmp_path):
+    """The same warm start and PPO seed give the same weights; another seed, other weights (the seed is
+    what separates PPO runs of one recipe, so a recipe is judged over several)."""
+    config = replace(TINY, total_turns=64, warm_start_from=str(source))  # two PPO iterations
+    runs = {name: tmp_path / name for name in ("a", "b", "seed1")}
+    for name, out in runs.items():
+        train(replace(config, seed=1) if name == "seed1" else config, out, progress=False)
+    a, b, other = (load_checkpoint(out / "checkpoint.pt")[0].state_dict() for out in runs.values())
+    assert all(torch.equal(a[key], b[key]) for key in a)
+    assert not all(torch.equal(a[key], other[key]) for key in a)
