@@ -15,11 +15,11 @@ import torch
 
 from mara_agents.mara.advantages import RunningMeanStd, gae
 from mara_agents.mara.exploration import choose_actions, explore_mask
-from mara_agents.mara.guidance import TeacherLead
-from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import padded_logits, rows_needed, trim_batch
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # names for the signatures only
+    from mara_agents.mara.guidance import TeacherLead
+    from mara_agents.mara.network import MARANet
     from mara_agents.mara.ppo import PPOConfig
     from mara_agents.mara.workers import RayWorkerPool, Turn, WorkerPool
 
@@ -27,6 +27,7 @@ MASKED = -1e9  # masked logits: finite, so entropies and ratios stay finite
 
 
 def masked_logits(net: MARANet, obs: torch.Tensor, mask: torch.Tensor, max_tasks: int) -> torch.Tensor:
+    """The actor's logits with masked actions at ``MASKED`` instead of ``-inf``."""
     return finite(net.logits(obs, mask, max_tasks))
 
 
