@@ -30,6 +30,7 @@ from mara_agents.bench.figures import have_matplotlib, plot_differences
 from mara_agents.stats import format_mean_ci, format_table, mean_ci95, paired_difference, significance
 from mara_env.workloads import LOAD_PRESETS, WORKLOADS
 
+HORIZON = 300  # slots per test episode; validation (mara_select.py) plays the same length
 NON_ORACLE = ("oracle",)  # schedulers that know the needs: never "the best other scheduler"
 HEADER = ["workload", "load", "M", "mara", "best other", "mara - best (paired)", "util mara", "util edf", "ceiling"]
 
@@ -104,7 +105,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=[4, 8, 32, 64], help="cluster sizes M")
     parser.add_argument("--seeds", type=int, default=50, help="seeds per cell where M <= 8")
     parser.add_argument("--big-seeds", type=int, default=20, help="seeds per cell where M > 8, and for the trace")
-    parser.add_argument("--horizon", type=int, default=300)
+    parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--trace", type=Path, help="a .csv trace to replay (omit to skip the trace row)")
     parser.add_argument("--trace-nodes", type=int, default=32)
     parser.add_argument("--slot-seconds", type=float, default=600.0, help="seconds per slot of the trace")
