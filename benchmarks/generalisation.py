@@ -13,11 +13,19 @@ cells and a trace-replay row (``--trace``, a bursty heavy-tailed trace made with
 ``examples/traces/make_example_trace.py``). Writes the markdown report, the raw records as JSON
 beside it (each labelled with its cell's ``nodes`` and whether it is the ``trace``), and the paired
 differences as a heatmap (``.png``, where matplotlib is installed).
+
+A new checkpoint against the committed table, playing only it (the other schedulers' records are read
+from the table's raw records, on the same seeds):
+
+    python benchmarks/generalisation.py --mara mara:RUN/checkpoint.pt --agents random round_robin uniform \
+        edf srw lara laira --others-from docs/results/generalisation_full_m4.json.gz ... --out OUT.md
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import time
 from pathlib import Path
 
@@ -80,6 +88,14 @@ def run_sizes(args: argparse.Namespace) -> dict[tuple[str, str, str, int], list[
     return results
 
 
+def play(args: argparse.Namespace) -> dict[tuple[str, str, str, int], list[dict]]:
+    """Every size's grid and, with ``--trace``, the trace cell: records keyed by (agent, workload, load, M)."""
+    results = run_sizes(args)
+    if args.trace is not None:
+        results.update(run_trace(args))
+    return results
+
+
 def run_trace(args: argparse.Namespace) -> dict[tuple[str, str, str, int], list[dict]]:
     """The trace-replay cell at ``--trace-nodes`` nodes."""
     nodes = args.trace_nodes
@@ -89,6 +105,56 @@ def run_trace(args: argparse.Namespace) -> dict[tuple[str, str, str, int], list[
     )  # fmt: skip
     records = run_grid(config, args.bench_dir / "trace", args.jobs)
     return {(agent, "trace", "-", nodes): recs for (agent, _, _), recs in records.items()}
+
+
+def load_others(paths: list[Path], agents: list[str]) -> dict[tuple[str, str, str, int], list[dict]]:
+    """The records of ``agents`` in raw records an earlier run wrote (``OUT.json``, or gzipped), by
+    (agent, workload, load, M) as :func:`run_sizes` and :func:`run_trace` key them, each sorted by seed.
+
+    ``SystemExit`` naming the file for one that is missing or not such records, or for an agent with
+    no records in any of them."""
+    others: dict[tuple[str, str, str, int], list[dict]] = {}
+    for path in paths:
+        try:
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as handle:
+                records = json.load(handle)
+            for record in records:
+                if record["agent"] in agents:
+                    cell = ("trace", "-") if record["trace"] else (record["workload"], record["load"])
+                    others.setdefault((record["agent"], *cell, int(record["nodes"])), []).append(record)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise SystemExit(
+                f"--others-from {path}: not the raw records of a generalisation report "
+                f"(a list of records with agent, workload, load, nodes, trace and seed): {error}"
+            ) from None
+    missing = sorted(set(agents) - {key[0] for key in others})
+    if missing:
+        raise SystemExit(f"--others-from: no records of {missing} in {[str(p) for p in paths]}")
+    return {key: sorted(records, key=lambda r: r["seed"]) for key, records in others.items()}
+
+
+def merge_others(
+    played: dict[tuple[str, str, str, int], list[dict]],
+    others: dict[tuple[str, str, str, int], list[dict]],
+    agents: list[str],
+) -> dict[tuple[str, str, str, int], list[dict]]:
+    """``played`` (MARA's cells) with every other agent's records of the same cells from ``others``.
+
+    ``SystemExit`` where another agent lacks a cell MARA played or has other seeds there: a paired
+    difference needs the same episodes."""
+    merged = dict(played)
+    for (_, workload, load, nodes), records in played.items():
+        seeds = sorted(r["seed"] for r in records)
+        for agent in agents:
+            theirs = others.get((agent, workload, load, nodes))
+            if theirs is None or [r["seed"] for r in theirs] != seeds:
+                found = "no records" if theirs is None else f"seeds {[r['seed'] for r in theirs]}"
+                raise SystemExit(
+                    f"--others-from: {agent} at {workload}/{load}, M={nodes} has {found}; MARA played seeds {seeds}"
+                )
+            merged[(agent, workload, load, nodes)] = theirs
+    return merged
 
 
 def main() -> None:
@@ -112,12 +178,21 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--bench-dir", type=Path, default=Path("runs/generalisation"), help="run_bench's folders")
+    parser.add_argument(
+        "--others-from",
+        nargs="+",
+        type=Path,
+        help="raw records (OUT.json[.gz]) of an earlier run: every agent of --agents but --mara is read from "
+        "them, on the same seeds, and only --mara plays (a new checkpoint against the committed table)",
+    )
     args = parser.parse_args()
     args.agents = list(dict.fromkeys([*args.agents, args.mara]))
+    others = [a for a in args.agents if a != args.mara]
+    stored = None if args.others_from is None else load_others(args.others_from, others)
     start = time.perf_counter()
-    results = run_sizes(args)
-    if args.trace is not None:
-        results.update(run_trace(args))
+    results = play(args if stored is None else argparse.Namespace(**{**vars(args), "agents": [args.mara]}))
+    if stored is not None:
+        results = merge_others(results, stored, others)
     keys = list(dict.fromkeys((w, load, m) for (_, w, load, m) in results))
     rows, diffs = [], []
     for key in keys:
