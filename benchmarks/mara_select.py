@@ -5,7 +5,8 @@
 Each checkpoint (and the reference schedulers ``--references``) plays the same validation episodes:
 ``val`` curves, seeds from 10,000,000 (no training episode and no benchmark plays them), on scenarios
 chosen to span what a generalist meets (a small and a large cluster, easy and hard curves, the train
-and a heavier load). The report gives the completion rate per scenario and the mean over scenarios;
+and a heavier load), with the test grid's episode length and table sizes (300 slots, two rows per
+node, at least 16). The report gives the completion rate per scenario and the mean over scenarios;
 pick the checkpoint with the best mean, then report test numbers once with the benchmarks.
 
 Beside the mean, each checkpoint's gap to the best reference of every scenario (its rate minus the
