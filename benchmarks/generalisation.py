@@ -143,7 +143,8 @@ def merge_others(
 
     ``SystemExit`` where another agent lacks a cell MARA played or has other seeds there: a paired
     difference needs the same episodes."""
-    merged = dict(played)
+    # the paired difference pairs records by position: every agent's in seed order
+    merged = {key: sorted(records, key=lambda r: r["seed"]) for key, records in played.items()}
     for (_, workload, load, nodes), records in played.items():
         seeds = sorted(r["seed"] for r in records)
         for agent in agents:

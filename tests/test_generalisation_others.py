@@ -33,11 +33,12 @@ def test_others_are_read_by_cell_sorted_by_seed_and_merged_with_maras_cells(tmp_
     others = module.load_others([_write(tmp_path / "a.json.gz", stored)], ["srw", "edf"])
     assert [r["seed"] for r in others[("srw", "rl", "heavy", 64)]] == [0, 1]
     assert ("srw", "trace", "-", 32) in others and not any(key[0] == "mara_generalist" for key in others)
-    played = {("mara", "rl", "heavy", 64): [_record("mara", 0, 0.6), _record("mara", 1, 0.45)]}
+    played = {("mara", "rl", "heavy", 64): [_record("mara", 1, 0.45), _record("mara", 0, 0.6)]}  # out of order
     merged = module.merge_others(played, others, ["srw", "edf"])
     row, diff = module.cell_row(merged, ("rl", "heavy", 64), ["srw", "edf", "mara"], "mara")
-    # best other: srw (mean 0.45); mara - srw per seed: +0.1 and +0.05
+    # best other: srw (mean 0.45); mara - srw per seed: +0.1 and +0.05, so sd 0.0354 and t(1) 12.706
     assert row[4] == "srw 0.450" and diff["mean"] == pytest.approx(0.075)
+    assert diff["ci95"] == pytest.approx(12.706 * 0.035355 / 2**0.5, rel=1e-3)  # unpaired seeds: 1.59
 
 
 def test_other_seeds_or_a_missing_cell_are_refused(tmp_path):
