@@ -131,7 +131,12 @@ def load_others(paths: list[Path], agents: list[str]) -> dict[tuple[str, str, st
     missing = sorted(set(agents) - {key[0] for key in others})
     if missing:
         raise SystemExit(f"--others-from: no records of {missing} in {[str(p) for p in paths]}")
-    return {key: sorted(records, key=lambda r: r["seed"]) for key, records in others.items()}
+    return {key: by_seed(records) for key, records in others.items()}
+
+
+def by_seed(records: list[dict]) -> list[dict]:
+    """``records`` in seed order: the paired difference pairs agents' records by position."""
+    return sorted(records, key=lambda r: r["seed"])
 
 
 def merge_others(
@@ -143,10 +148,10 @@ def merge_others(
 
     ``SystemExit`` where another agent lacks a cell MARA played or has other seeds there: a paired
     difference needs the same episodes."""
-    # the paired difference pairs records by position: every agent's in seed order
-    merged = {key: sorted(records, key=lambda r: r["seed"]) for key, records in played.items()}
-    for (_, workload, load, nodes), records in played.items():
-        seeds = sorted(r["seed"] for r in records)
+    maras = {key: by_seed(records) for key, records in played.items()}
+    merged = dict(maras)
+    for (_, workload, load, nodes), records in maras.items():
+        seeds = [r["seed"] for r in records]
         for agent in agents:
             theirs = others.get((agent, workload, load, nodes))
             if theirs is None or [r["seed"] for r in theirs] != seeds:
