@@ -14,8 +14,8 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --uniform-pick               # (generalist) a third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
-    --max-rows 128               # (generalist) big clusters draw up to 128 table rows, not 64
-    --row-buckets                # minibatches of similar table size, cut to the rows in use
+    --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
+    --no-row-buckets             # (generalist) minibatches drawn across table sizes, padded to the largest
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
     --guide-where-trailing best_single   # ... where the best single candidate of the kind leads
@@ -54,10 +54,16 @@ GENERALIST_TURNS = 200_000
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
 GENERALIST_FORECASTER = "flow_fixed"
 # srw plans on the student's own flow_fixed forecasts (mara_agents.mara.teacher): its labels are then a
-# function of the observation; with pick hints the clone agrees with it on 99.7% of turns. Two more
-# candidates: uniform (it leads rl at heavy loads) and the fifth generalist up to 16 nodes (it leads both
-# planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points). docs/mara_policy.md.
-GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16"
+# function of the observation; with pick hints the clone agrees with it on 99.7% of turns. More
+# candidates: uniform (it leads rl at heavy loads), the fifth generalist up to 16 nodes (it leads both
+# planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points), and two later generalists at
+# any size, the ninth run's and the thirtieth's (the teacher then completes 0.486 of its episodes
+# against 0.465 without them). docs/mara_policy.md, the thirty-second run.
+GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
+# Big clusters draw up to 128 table rows, as the 64-node test grid has; minibatches of similar table
+# size keep that affordable (the whole run takes 41.8 minutes on 2 cores; the eleventh run, on 128 rows
+# without them, took 75.7 minutes for half the PPO iterations).
+GENERALIST_MAX_ROWS = 128
 
 
 def parse_args() -> argparse.Namespace:
@@ -124,14 +130,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-rows",
         type=int,
-        help="(--generalist) the largest K_max a training scenario draws (default 64; every observation is padded "
-        "to it, so training slows as it grows)",
+        help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every "
+        "observation is padded to it, so training slows as it grows)",
     )
     parser.add_argument(
         "--row-buckets",
-        action="store_true",
-        help="train on minibatches of similar table size cut to the rows they use: the same "
-        "losses, several times faster on mixed scenarios, but other minibatches than the shipped run's",
+        action=argparse.BooleanOptionalAction,
+        help="train on minibatches of similar table size cut to the rows they use: the same losses, several "
+        "times faster on mixed scenarios, but other minibatches (default: on with --generalist, else off)",
     )
     parser.add_argument(
         "--guide-floor",
@@ -211,7 +217,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             config.env["forecaster"] = GENERALIST_FORECASTER
         fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
-        sizes = {} if args.max_rows is None else {"max_tasks_cap": args.max_rows}
+        max_rows = GENERALIST_MAX_ROWS if args.max_rows is None and not args.quick else args.max_rows
+        sizes = {} if max_rows is None else {"max_tasks_cap": max_rows}
         try:
             sampler = ScenarioSampler(
                 fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else {}), **sizes}
@@ -239,7 +246,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.architecture = args.architecture
     if args.uniform_pick and not config.pick_hints:
         raise SystemExit("--uniform-pick needs --generalist with its pick hints (no --no-hints, no --no-pick-hints)")
-    config.row_buckets = args.row_buckets
+    config.row_buckets = args.generalist if args.row_buckets is None else args.row_buckets
     if args.gate_coef is not None:
         best = config.teacher is not None and parse_teacher(config.teacher)[0] in BEST_TEACHERS
         if args.gate_coef < 0 or not config.planner_hints or not best:

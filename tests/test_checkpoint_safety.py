@@ -25,7 +25,8 @@ def shipped_blob() -> dict:
 def test_every_shipped_file_matches_the_manifest():
     assert integrity.check_all() == []
     listed = integrity.read_manifest()
-    weights = {f"mara_agents/mara/weights/{name}.pt" for name in ("mara", "mara_generalist", "mara_generalist_fifth")}
+    shipped = ("mara", "mara_generalist", "mara_generalist_fifth", "mara_generalist_ninth", "mara_generalist_thirtieth")
+    weights = {f"mara_agents/mara/weights/{name}.pt" for name in shipped}
     forecasters = {f"mara_env/forecast/weights/{name}.pt" for name in ("flow", "flow_situ")}
     assert set(listed) == weights | forecasters
     assert integrity.main([]) == 0

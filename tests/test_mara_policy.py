@@ -126,7 +126,9 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     # the generalist reads flow_fixed forecasts unless --forecaster says otherwise, in every scenario too
     assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
     assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
-    assert config["pick_hints"] is True and config["teacher"] == "best_shared+uniform+fifth_generalist@16"
+    teacher = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
+    assert config["pick_hints"] is True and config["teacher"] == teacher
+    assert config["row_buckets"] is True and config["scenarios"]["max_tasks_cap"] == 24  # --quick's small tables
     assert sorted(path.name for path in (run / "checkpoints").glob("*.pt"))  # every evaluated checkpoint kept
 
 
@@ -138,11 +140,18 @@ def _train_mara_config(monkeypatch, *argv: str):
 
 
 def test_max_rows_sets_the_largest_table_a_training_scenario_draws(monkeypatch):
-    assert _train_mara_config(monkeypatch, "--generalist").scenarios.max_tasks_cap == 64
-    assert _train_mara_config(monkeypatch, "--generalist", "--max-rows", "128").scenarios.max_tasks_cap == 128
+    assert _train_mara_config(monkeypatch, "--generalist").scenarios.max_tasks_cap == 128
+    assert _train_mara_config(monkeypatch, "--generalist", "--max-rows", "64").scenarios.max_tasks_cap == 64
     # fewer rows than the largest cluster's nodes is refused, naming the option and the value
     with pytest.raises(SystemExit, match=r"--max-rows: .*\(32: at least one row per node\)"):
         _train_mara_config(monkeypatch, "--generalist", "--max-rows", "32")
+
+
+def test_row_buckets_are_on_for_the_generalist_unless_turned_off(monkeypatch):
+    assert _train_mara_config(monkeypatch, "--generalist").row_buckets is True
+    assert _train_mara_config(monkeypatch, "--generalist", "--no-row-buckets").row_buckets is False
+    assert _train_mara_config(monkeypatch).row_buckets is False  # the single-scenario run
+    assert _train_mara_config(monkeypatch, "--row-buckets").row_buckets is True
 
 
 def test_guide_floor_is_set_and_checked(monkeypatch):
@@ -312,12 +321,17 @@ def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
     assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["oracle"])
 
 
-def test_the_fifth_generalist_alias_names_its_shipped_weights():
-    """Teacher names hold ``fifth_generalist``, not a path; it resolves to the shipped teacher weights."""
+def test_the_generalist_aliases_name_their_shipped_weights():
+    """Teacher names hold ``fifth_generalist`` and the like, not a path; each resolves to shipped teacher weights."""
+    from mara_agents.mara import scheduler
     from mara_agents.mara.scheduler import FIFTH_GENERALIST_CHECKPOINT
     from mara_agents.mara.teacher import parse_teacher, split_gate
 
     assert split_gate("fifth_generalist@16") == (f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}", 16)
+    assert split_gate("ninth_generalist") == (f"mara_generalist:{scheduler.NINTH_GENERALIST_CHECKPOINT}", None)
+    assert split_gate("thirtieth_generalist") == (f"mara_generalist:{scheduler.THIRTIETH_GENERALIST_CHECKPOINT}", None)
+    for checkpoint in (scheduler.NINTH_GENERALIST_CHECKPOINT, scheduler.THIRTIETH_GENERALIST_CHECKPOINT):
+        assert checkpoint.is_file() and checkpoint != scheduler.GENERALIST_CHECKPOINT
     assert split_gate("uniform") == ("uniform", None)
     assert split_gate("srw@flow_situ") == ("srw@flow_situ", None)  # a forecaster, not a size
     assert split_gate("srw@wls@8") == ("srw@wls", 8)

@@ -22,6 +22,10 @@ GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist.pt"
 # An earlier generalist (the fifth run), shipped only as a teacher candidate of the default --generalist
 # run (mara_agents.mara.teacher): it leads both planners at 4-8 nodes on vision, charlm and mixed curves.
 FIFTH_GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist_fifth.pt"
+# Two more teacher candidates of the default --generalist run, at any cluster size: the ninth run's
+# iteration 24 (the generalist shipped before this one) and the thirtieth run's iteration 12.
+NINTH_GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist_ninth.pt"
+THIRTIETH_GENERALIST_CHECKPOINT = Path(__file__).parent / "weights" / "mara_generalist_thirtieth.pt"
 
 
 class MARAScheduler:

@@ -24,8 +24,9 @@ A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_sha
 several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
 for instance an earlier MARA policy that leads the planners where it departs from them.
 ``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
-``fifth_generalist`` names the earlier generalist shipped for this (``weights/mara_generalist_fifth.pt``),
-so a teacher name, which checkpoints record, holds no machine's path.
+``fifth_generalist``, ``ninth_generalist`` and ``thirtieth_generalist`` name earlier generalists shipped for
+this (``weights/mara_generalist_fifth.pt`` and so on), so a teacher name, which checkpoints record, holds
+no machine's path.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from mara_agents.base import requirements_of
-from mara_agents.mara.scheduler import FIFTH_GENERALIST_CHECKPOINT
+from mara_agents.mara.scheduler import (
+    FIFTH_GENERALIST_CHECKPOINT,
+    NINTH_GENERALIST_CHECKPOINT,
+    THIRTIETH_GENERALIST_CHECKPOINT,
+)
 from mara_agents.mara.slot_network import GATE_PATHS
 from mara_env import forecast
 from mara_env.config import DEFAULTS
@@ -44,7 +49,11 @@ from mara_env.observation import layout_of
 TEACHERS = ("oracle", "srw", "lara", "best", "best_shared")
 BEST_TEACHERS = ("best", "best_shared")
 BEST_OF = ("srw", "edf")  # the candidates of the ``best`` teacher, ties to the first
-CANDIDATE_ALIASES = {"fifth_generalist": f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}"}
+CANDIDATE_ALIASES = {
+    "fifth_generalist": f"mara_generalist:{FIFTH_GENERALIST_CHECKPOINT}",
+    "ninth_generalist": f"mara_generalist:{NINTH_GENERALIST_CHECKPOINT}",
+    "thirtieth_generalist": f"mara_generalist:{THIRTIETH_GENERALIST_CHECKPOINT}",
+}
 
 
 def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
@@ -67,7 +76,7 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
 
 def split_gate(candidate: str) -> tuple[str, int | None]:
     """``(agent spec, most nodes)`` of a candidate ``SPEC`` or ``SPEC@N`` (``None``: any cluster size); an
-    alias (``fifth_generalist``) becomes the spec it stands for. ``SPEC`` may end with ``@FORECASTER``.
+    alias (one of ``CANDIDATE_ALIASES``) becomes the spec it stands for. ``SPEC`` may end with ``@FORECASTER``.
 
     ``ValueError`` when what follows the last ``@`` is not a whole number of nodes >= 1.
     """
