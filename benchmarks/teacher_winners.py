@@ -29,7 +29,9 @@ from mara_env.workloads import WORKLOADS
 
 DIAGNOSTIC_SEED = 2_500_000_000  # above every training seed (mara_agents.mara.scenarios), far from evaluation's
 WORKLOAD_ORDER = {name: i for i, name in enumerate(sorted(WORKLOADS))}
-DEFAULT_TEACHER = "best_shared+uniform+fifth_generalist@16"  # examples/train_mara.py's GENERALIST_TEACHER
+# examples/train_mara.py's GENERALIST_TEACHER and GENERALIST_MAX_ROWS
+DEFAULT_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
+DEFAULT_MAX_ROWS = 128
 
 
 def draw_scenarios(sampler: ScenarioSampler, workload: str, count: int, min_nodes: int, first: int) -> list:
@@ -74,7 +76,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--min-nodes", type=int, default=24, help="keep scenarios with at least this many nodes")
     parser.add_argument("--forecaster", default="flow_fixed", help="the student's forecaster (default flow_fixed)")
     parser.add_argument(
-        "--max-rows", type=int, default=64, help="the largest K_max drawn (default 64, as train_mara.py's --max-rows)"
+        "--max-rows",
+        type=int,
+        default=DEFAULT_MAX_ROWS,
+        help=f"the largest K_max drawn (default {DEFAULT_MAX_ROWS}, as train_mara.py's --generalist)",
     )
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
     args = parser.parse_args()
