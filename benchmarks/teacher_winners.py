@@ -21,17 +21,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from mara_agents.mara.scenarios import ScenarioSampler, scenario_settings
-from mara_agents.mara.teacher import Teacher, parse_teacher, split_gate
+from mara_agents.mara.scenarios import GENERALIST_MAX_ROWS, ScenarioSampler, scenario_settings
+from mara_agents.mara.teacher import GENERALIST_TEACHER, Teacher, parse_teacher, split_gate
 from mara_agents.stats import format_table
 from mara_env.forecast.evaluation import write_report
 from mara_env.workloads import WORKLOADS
 
 DIAGNOSTIC_SEED = 2_500_000_000  # above every training seed (mara_agents.mara.scenarios), far from evaluation's
 WORKLOAD_ORDER = {name: i for i, name in enumerate(sorted(WORKLOADS))}
-# examples/train_mara.py's GENERALIST_TEACHER and GENERALIST_MAX_ROWS
-DEFAULT_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
-DEFAULT_MAX_ROWS = 128
 
 
 def draw_scenarios(sampler: ScenarioSampler, workload: str, count: int, min_nodes: int, first: int) -> list:
@@ -70,7 +67,7 @@ def summarise(rates: list[dict[str, float]], names: list[str]) -> dict:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--teacher", default=DEFAULT_TEACHER, help="a best teacher (default: the generalist's)")
+    parser.add_argument("--teacher", default=GENERALIST_TEACHER, help="a best teacher (default: the generalist's)")
     parser.add_argument("--workloads", nargs="+", default=sorted(WORKLOADS), choices=sorted(WORKLOADS))
     parser.add_argument("--episodes", type=int, default=12, help="scenarios per workload (default 12)")
     parser.add_argument("--min-nodes", type=int, default=24, help="keep scenarios with at least this many nodes")
@@ -78,8 +75,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-rows",
         type=int,
-        default=DEFAULT_MAX_ROWS,
-        help=f"the largest K_max drawn (default {DEFAULT_MAX_ROWS}, as train_mara.py's --generalist)",
+        default=GENERALIST_MAX_ROWS,
+        help=f"the largest K_max drawn (default {GENERALIST_MAX_ROWS}, as train_mara.py's --generalist)",
     )
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
     args = parser.parse_args()

@@ -37,8 +37,8 @@ from pathlib import Path
 from mara_agents.mara.exploration import check_explore_nodes
 from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_floor_min_nodes, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
-from mara_agents.mara.scenarios import ScenarioSampler
-from mara_agents.mara.teacher import BEST_TEACHERS, TEACHERS, parse_teacher
+from mara_agents.mara.scenarios import GENERALIST_MAX_ROWS, ScenarioSampler
+from mara_agents.mara.teacher import BEST_TEACHERS, GENERALIST_TEACHER, TEACHERS, parse_teacher
 from mara_agents.mara.warm_start import load_warm_start
 from mara_env.forecast import FORECASTERS
 
@@ -53,17 +53,6 @@ GENERALIST_TURNS = 200_000
 # history alone, so it does not jitter from slot to slot; +3.4 points over plain flow on 36 hard-forecast
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
 GENERALIST_FORECASTER = "flow_fixed"
-# srw plans on the student's own flow_fixed forecasts (mara_agents.mara.teacher): its labels are then a
-# function of the observation; with pick hints the clone agrees with it on 99.7% of turns. More
-# candidates: uniform (it leads rl at heavy loads), the fifth generalist up to 16 nodes (it leads both
-# planners at 4-8 nodes; at 32-64 nodes as a candidate it cost 5 points), and two later generalists at
-# any size, the ninth run's and the thirtieth's (the teacher then completes 0.486 of its episodes
-# against 0.465 without them). docs/mara_policy.md, the thirty-second run.
-GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
-# Big clusters draw up to 128 table rows, as the 64-node test grid has; minibatches of similar table
-# size keep that affordable (the whole run takes 41.8 minutes on 2 cores; the eleventh run, on 128 rows
-# without them, took 75.7 minutes for half the PPO iterations).
-GENERALIST_MAX_ROWS = 128
 
 
 def parse_args() -> argparse.Namespace:

@@ -54,6 +54,13 @@ CANDIDATE_ALIASES = {
     "ninth_generalist": f"mara_generalist:{NINTH_GENERALIST_CHECKPOINT}",
     "thirtieth_generalist": f"mara_generalist:{THIRTIETH_GENERALIST_CHECKPOINT}",
 }
+# The default --generalist run's teacher (examples/train_mara.py). srw plans on the student's own
+# flow_fixed forecasts: its labels are then a function of the observation; with pick hints the clone
+# agrees with it on 99.7% of turns. More candidates: uniform (it leads rl at heavy loads), the fifth
+# generalist up to 16 nodes (it leads both planners at 4-8 nodes; at 32-64 nodes as a candidate it cost
+# 5 points), and two later generalists at any size, the ninth run's and the thirtieth's (the teacher then
+# completes 0.486 of its episodes against 0.465 without them). docs/mara_policy.md, the thirty-second run.
+GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
 
 
 def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
