@@ -96,3 +96,19 @@ def test_validation_episodes_have_the_test_grids_length_and_table_sizes():
     assert module.HORIZON == grid.HORIZON == 300
     for name, scenario in module.SCENARIOS.items():
         assert scenario["max_tasks"] == grid.table_size(scenario["num_nodes"]), name
+
+
+def test_rl_overload_scenarios_play_only_on_request():
+    # The default mean must stay comparable with the reports written before they were added.
+    module = _module()
+    assert set(module.ON_REQUEST) <= set(module.SCENARIOS)
+    assert module.DEFAULT_SCENARIOS == [
+        "M8 synthetic train",
+        "M8 rl train",
+        "M8 mixed heavy",
+        "M32 synthetic train",
+        "M32 mixed heavy",
+        "M64 rl train",
+        "M64 tabular train",
+    ]
+    assert {module.SCENARIOS[name]["load"] for name in module.ON_REQUEST} == {"heavy", "extreme"}
