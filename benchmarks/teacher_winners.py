@@ -10,6 +10,14 @@ default ``--generalist`` run draws them (its sampler with the planners' warm-up,
 ``--forecaster``), keeping those with at least ``--min-nodes`` nodes and setting the workload to each
 one asked for, on seeds that no training or evaluation episode plays. Per workload it reports how often
 each candidate wins, its mean completion rate, and by how much the winner beats the runner-up.
+
+``--replays R`` (R >= 2) also plays every scenario again on R - 1 other seeds (same cluster, load and
+workload; other arrivals and curves) and reports how often two disjoint halves of the replays name the
+same winner: one replay against another (the per-episode label the teacher gives today), and the mean
+of the first R // 2 replays against the mean of the next R // 2. Labels a student can learn from the
+scenario should agree far more often than a coin toss among the candidates.
+
+    python benchmarks/teacher_winners.py --workloads rl --episodes 12 --replays 4 --out runs/winners_rl
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from mara_env.workloads import WORKLOADS
 
 DIAGNOSTIC_SEED = 2_500_000_000  # above every training seed (mara_agents.mara.scenarios), far from evaluation's
 WORKLOAD_ORDER = {name: i for i, name in enumerate(sorted(WORKLOADS))}
+REPLAY_STRIDE = 100_000_000  # replay k of a scenario plays seed + k * stride: still above every training seed
 
 
 def draw_scenarios(sampler: ScenarioSampler, workload: str, count: int, min_nodes: int, first: int) -> list:
@@ -65,6 +74,21 @@ def summarise(rates: list[dict[str, float]], names: list[str]) -> dict:
     }
 
 
+def winner_agreement(replays: list[list[dict[str, float]]], names: list[str], group: int) -> float:
+    """Share of scenarios whose winner over replays ``[0, group)`` (by mean rate) is also the winner over
+    replays ``[group, 2 * group)``; ``replays`` holds each scenario's per-replay rates (as ``summarise``
+    takes them). Ties go to the first candidate, as the teacher breaks them; a gated candidate is absent."""
+    if group < 1 or any(len(played) < 2 * group for played in replays):
+        raise ValueError(f"every scenario needs at least {2 * group} replays for halves of {group}")
+
+    def winner(episodes: list[dict[str, float]]) -> int:
+        table = np.array([[episode.get(name, -np.inf) for name in names] for episode in episodes])
+        return int(table.mean(axis=0).argmax())
+
+    same = [winner(played[:group]) == winner(played[group : 2 * group]) for played in replays]
+    return float(np.mean(same))
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--teacher", default=GENERALIST_TEACHER, help="a best teacher (default: the generalist's)")
@@ -78,6 +102,9 @@ def parse_args() -> argparse.Namespace:
         default=GENERALIST_MAX_ROWS,
         help=f"the largest K_max drawn (default {GENERALIST_MAX_ROWS}, as train_mara.py's --generalist)",
     )
+    parser.add_argument(
+        "--replays", type=int, default=1, help="seeds per scenario; 2 or more adds the winners' agreement (default 1)"
+    )
     parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
     args = parser.parse_args()
     base, _ = parse_teacher(args.teacher)
@@ -88,6 +115,8 @@ def parse_args() -> argparse.Namespace:
         args.sampler = ScenarioSampler(fixed=fixed, warmup=True, max_tasks_cap=args.max_rows)
     except ValueError as error:
         parser.error(f"--max-rows: {error}")
+    if not 1 <= args.replays <= 16:  # the last replay's seed stays below 2**32
+        parser.error(f"--replays must be a whole number from 1 to 16, got {args.replays}")
     if not (args.episodes >= 1 and 1 <= args.min_nodes <= args.sampler.max_nodes):
         parser.error(
             f"need --episodes >= 1 and 1 <= --min-nodes <= {args.sampler.max_nodes} (the largest cluster drawn)"
@@ -111,15 +140,24 @@ def main() -> None:
             DIAGNOSTIC_SEED + 1_000_000 * WORKLOAD_ORDER[workload],
         )
     ]
-    per_workload: dict[str, list[dict[str, float]]] = {workload: [] for workload in args.workloads}
-    for workload, seed, settings in tqdm(jobs, desc="teacher candidates", unit="episode"):
+    # each scenario's rates per replay; the first replay is the episode the report has always played
+    replayed: dict[str, list[list[dict[str, float]]]] = {workload: [] for workload in args.workloads}
+    for workload, seed, settings in tqdm(jobs, desc="teacher candidates", unit="scenario"):
         teacher = Teacher.for_env(args.teacher, settings)
         # a candidate by the name the teacher was given (fifth_generalist, not the path it stands for)
         label = {split_gate(given)[0]: given.rpartition("@")[0] or given for given in teacher.candidates}
-        per_workload[workload].append({label[name]: rate for name, rate, _ in teacher.play_candidates(seed)})
-    names = list(dict.fromkeys(name for rates in per_workload.values() for episode in rates for name in episode))
-    for workload, rates in per_workload.items():
-        results[workload] = summarise(rates, names)
+        replayed[workload].append(
+            [
+                {label[name]: rate for name, rate, _ in teacher.play_candidates(seed + REPLAY_STRIDE * k)}
+                for k in range(args.replays)
+            ]
+        )
+    names = list(dict.fromkeys(name for played in replayed.values() for s in played for e in s for name in e))
+    for workload, played in replayed.items():
+        results[workload] = summarise([episodes[0] for episodes in played], names)
+        if args.replays >= 2:
+            halves = range(1, args.replays // 2 + 1)
+            results[workload]["agreement"] = {str(g): winner_agreement(played, names, g) for g in halves}
     rows = [
         [
             workload,
@@ -138,10 +176,24 @@ def main() -> None:
         f"the margin is the winner's completion rate minus the runner-up's. {time.perf_counter() - start:.0f} s."
     )
     markdown = f"# Which teacher candidate wins the training scenarios\n\n{intro}\n\n{format_table(header, rows)}"
+    if args.replays >= 2:
+        markdown += "\n\n" + agreement_section(results, args.replays)
     if args.out:
         write_report(args.out, markdown, results)
     else:
         print(markdown)
+
+
+def agreement_section(results: dict, replays: int) -> str:
+    """The winners' agreement between disjoint halves of each scenario's replays, by workload."""
+    groups = list(next(iter(results.values()))["agreement"])
+    header = ["workload", *(f"same winner, {g} vs {g} seed{'s' if int(g) > 1 else ''}" for g in groups)]
+    rows = [[workload, *(f"{r['agreement'][g]:.2f}" for g in groups)] for workload, r in results.items()]
+    intro = (
+        f"Each scenario replayed on {replays} seeds (seed + k x {REPLAY_STRIDE:,}); the share of scenarios whose "
+        "winner by mean completion rate over the first replays is also the winner over as many further ones."
+    )
+    return f"## Do the labels hold across seeds of a scenario?\n\n{intro}\n\n{format_table(header, rows)}"
 
 
 if __name__ == "__main__":

@@ -47,8 +47,22 @@ def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
         (["--min-nodes", "65"], "--min-nodes <= 64"),
         (["--teacher", "srw"], "must be a best teacher"),
         (["--max-rows", "32"], "--max-rows: nodes must be"),
+        (["--replays", "17"], "--replays must be a whole number from 1 to 16"),
     ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
     done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
+
+
+def test_winner_agreement_compares_disjoint_halves_of_the_replays_by_hand():
+    agreement = _module().winner_agreement
+    names = ["srw", "edf", "uniform"]
+    flips = [{"srw": 0.6, "edf": 0.5}, {"srw": 0.4, "edf": 0.5}, {"srw": 0.7, "edf": 0.5}, {"srw": 0.3, "edf": 0.5}]
+    steady = [{"srw": 0.2, "uniform": 0.3}] * 4  # uniform every time
+    # one vs one: flips names srw then edf (differ), steady agrees
+    assert agreement([flips, steady], names, 1) == pytest.approx(0.5)
+    # two vs two: flips' means are srw 0.5 vs edf 0.5 (tie to srw), then srw 0.5 vs edf 0.5 again: agree
+    assert agreement([flips, steady], names, 2) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="at least 4 replays"):
+        agreement([flips[:3]], names, 2)
