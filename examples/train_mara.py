@@ -15,6 +15,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --uniform-pick               # (generalist) a third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
+    --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5
     --no-row-buckets             # (generalist) minibatches drawn across table sizes, padded to the largest
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
@@ -32,12 +33,13 @@ Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from mara_agents.mara.exploration import check_explore_nodes
 from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_floor_min_nodes, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
-from mara_agents.mara.scenarios import GENERALIST_MAX_ROWS, ScenarioSampler
+from mara_agents.mara.scenarios import GENERALIST_MAX_ROWS, ScenarioFocus, ScenarioSampler
 from mara_agents.mara.teacher import BEST_TEACHERS, GENERALIST_TEACHER, TEACHERS, parse_teacher
 from mara_agents.mara.warm_start import load_warm_start
 from mara_env.forecast import FORECASTERS
@@ -121,6 +123,13 @@ def parse_args() -> argparse.Namespace:
         type=int,
         help=f"(--generalist) the largest K_max a training scenario draws (default {GENERALIST_MAX_ROWS}; every "
         "observation is padded to it, so training slows as it grows)",
+    )
+    parser.add_argument(
+        "--focus",
+        nargs=5,
+        metavar=("WORKLOAD", "MIN_NODES", "LOAD_LOW", "LOAD_HIGH", "SHARE"),
+        help="(--generalist) draw a SHARE of the training episodes from WORKLOAD on clusters of at least "
+        "MIN_NODES nodes at a load in [LOAD_LOW, LOAD_HIGH] (mara_agents.mara.scenarios.ScenarioFocus)",
     )
     parser.add_argument(
         "--row-buckets",
@@ -214,6 +223,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
+        if args.focus is not None:
+            sampler = with_focus(sampler, args.focus)
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
@@ -233,6 +244,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         parse_teacher(config.teacher)  # a clear error now for a candidate that names no agent
     if args.architecture is not None:
         config.architecture = args.architecture
+    if args.focus is not None and not args.generalist:
+        raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
     if args.uniform_pick and not config.pick_hints:
         raise SystemExit("--uniform-pick needs --generalist with its pick hints (no --no-hints, no --no-pick-hints)")
     config.row_buckets = args.generalist if args.row_buckets is None else args.row_buckets
@@ -293,6 +306,16 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         except ValueError as error:
             raise SystemExit(f"--warm-start-from: {error}") from None
     return config
+
+
+def with_focus(sampler: ScenarioSampler, values: list[str]) -> ScenarioSampler:
+    """``sampler`` with the ``--focus WORKLOAD MIN_NODES LOAD_LOW LOAD_HIGH SHARE`` it was given."""
+    workload, min_nodes, low, high, share = values
+    try:
+        focus = ScenarioFocus(workload, int(min_nodes), (float(low), float(high)), float(share))
+        return dataclasses.replace(sampler, focus=focus)
+    except ValueError as error:  # a number that does not parse, or one out of its range
+        raise SystemExit(f"--focus {' '.join(values)}: {error}") from None
 
 
 def main() -> None:

@@ -35,6 +35,30 @@ GENERALIST_MAX_ROWS = 128
 
 
 @dataclass(frozen=True)
+class ScenarioFocus:
+    """A corner of the scenario space that a ``share`` of the training episodes is drawn from: the
+    ``workload`` on clusters of at least ``min_nodes`` nodes at an offered load drawn uniformly in
+    ``loads``; everything else (rows, arrivals, speeds, faults) is drawn as for any scenario.
+
+    What it is for: a kind of scenario that is rare in the full distribution (``rl`` under overload on
+    big clusters is about 1.4% of the episodes) and where a policy trails a planner.
+    """
+
+    workload: str
+    min_nodes: int
+    loads: tuple[float, float]
+    share: float
+
+    def __post_init__(self) -> None:
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"focus workload {self.workload!r} is not registered; registered: {sorted(WORKLOADS)}")
+        if not 0 < self.loads[0] <= self.loads[1]:
+            raise ValueError(f"focus loads must be a range of numbers > 0, got {self.loads}")
+        if not 0 < self.share <= 1:
+            raise ValueError(f"focus share must be in (0, 1], got {self.share}")
+
+
+@dataclass(frozen=True)
 class ScenarioSampler:
     """A distribution of env settings; :meth:`sample` draws one scenario.
 
@@ -66,6 +90,9 @@ class ScenarioSampler:
         (and the ``best`` teacher's choice of planner) never met a congested big cluster.
     fixed:
         Env settings every scenario shares (``shaping``, ``forecaster``, ``curve_split``, ...).
+    focus:
+        A :class:`ScenarioFocus` that a share of the episodes is drawn from (``None``: none, and the
+        draws are exactly those of a sampler without the field).
     """
 
     nodes: tuple[int, int] = (2, 64)
@@ -80,6 +107,7 @@ class ScenarioSampler:
     horizon: tuple[int, int] = (60, 300)
     warmup: bool = False
     fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
+    focus: ScenarioFocus | None = None
 
     def __post_init__(self) -> None:
         low, high = self.nodes
@@ -93,6 +121,8 @@ class ScenarioSampler:
         unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
         if unknown:
             raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
+        if self.focus is not None and not low <= self.focus.min_nodes <= high:
+            raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {self.focus.min_nodes}")
 
     @property
     def max_nodes(self) -> int:
@@ -101,8 +131,10 @@ class ScenarioSampler:
 
     def sample(self, rng: np.random.Generator) -> dict:
         """The ``raw_env`` settings of one scenario."""
-        m = int(round(math.exp(rng.uniform(math.log(self.nodes[0]), math.log(self.nodes[1] + 0.5) - 1e-9))))
-        m = min(max(m, self.nodes[0]), self.nodes[1])
+        focused = self.focus is not None and rng.random() < self.focus.share
+        smallest = self.focus.min_nodes if focused else self.nodes[0]
+        m = int(round(math.exp(rng.uniform(math.log(smallest), math.log(self.nodes[1] + 0.5) - 1e-9))))
+        m = min(max(m, smallest), self.nodes[1])
         low, high = self.rows_per_node
         k = int(round(m * math.exp(rng.uniform(math.log(low), math.log(high)))))
         k = min(max(k, 8), self.max_tasks_cap)
@@ -116,6 +148,8 @@ class ScenarioSampler:
             "load": float(rng.uniform(*self.loads)),
             "arrivals": str(rng.choice(self.arrivals)),
         }
+        if focused:  # after the ordinary draws, so the rest of the scenario is drawn as for any other
+            settings["workload"], settings["load"] = self.focus.workload, float(rng.uniform(*self.focus.loads))
         if rng.random() < self.hetero_share:
             settings["node_speeds"] = np.clip(rng.lognormal(0.0, 0.4, size=m), 0.25, 4.0).round(3).tolist()
         if rng.random() < self.fault_share:
