@@ -51,13 +51,18 @@ def draw_scenarios(sampler: ScenarioSampler, workload: str, count: int, min_node
     return drawn
 
 
+def rate_table(episodes: list[dict[str, float]], names: list[str]) -> np.ndarray:
+    """``(episodes, candidates)`` completion rates in ``names`` order; ``-inf`` where a candidate was gated off."""
+    return np.array([[episode.get(name, -np.inf) for name in names] for episode in episodes])
+
+
 def summarise(rates: list[dict[str, float]], names: list[str]) -> dict:
     """Wins, mean rates and the winner's margin over the runner-up, over the episodes of one workload.
 
     A candidate gated off a cluster size (``AGENT@N``) is missing from those episodes: it neither wins
     them nor counts in its mean (``nan`` if it played none).
     """
-    table = np.array([[episode.get(name, -np.inf) for name in names] for episode in rates])
+    table = rate_table(rates, names)
     ordered = np.sort(table, axis=1)
     winners = table.argmax(axis=1)  # ties to the first candidate, as the teacher breaks them
     margins = ordered[:, -1] - ordered[:, -2]
@@ -82,8 +87,7 @@ def winner_agreement(replays: list[list[dict[str, float]]], names: list[str], gr
         raise ValueError(f"every scenario needs at least {2 * group} replays for halves of {group}")
 
     def winner(episodes: list[dict[str, float]]) -> int:
-        table = np.array([[episode.get(name, -np.inf) for name in names] for episode in episodes])
-        return int(table.mean(axis=0).argmax())
+        return int(rate_table(episodes, names).mean(axis=0).argmax())
 
     same = [winner(played[:group]) == winner(played[group : 2 * group]) for played in replays]
     return float(np.mean(same))
@@ -152,12 +156,14 @@ def main() -> None:
                 for k in range(args.replays)
             ]
         )
-    names = list(dict.fromkeys(name for played in replayed.values() for s in played for e in s for name in e))
+    # every replay of a scenario plays the same candidates, so its first names them
+    names = list(dict.fromkeys(name for played in replayed.values() for replays in played for name in replays[0]))
     for workload, played in replayed.items():
         results[workload] = summarise([episodes[0] for episodes in played], names)
         if args.replays >= 2:
-            halves = range(1, args.replays // 2 + 1)
-            results[workload]["agreement"] = {str(g): winner_agreement(played, names, g) for g in halves}
+            results[workload]["agreement"] = {
+                str(g): winner_agreement(played, names, g) for g in range(1, args.replays // 2 + 1)
+            }
     rows = [
         [
             workload,

@@ -34,6 +34,12 @@ TRAINING_SEED_BASE = 1_000_000_000
 GENERALIST_MAX_ROWS = 128
 
 
+def check_load_range(loads: tuple[float, float], what: str) -> None:
+    """``ValueError`` naming ``what`` unless ``loads`` is a range ``0 < low <= high`` (NaN fails it)."""
+    if not 0 < loads[0] <= loads[1]:
+        raise ValueError(f"{what} must be a range of numbers > 0, got {loads}")
+
+
 @dataclass(frozen=True)
 class ScenarioFocus:
     """A corner of the scenario space that a ``share`` of the training episodes is drawn from: the
@@ -52,8 +58,7 @@ class ScenarioFocus:
     def __post_init__(self) -> None:
         if self.workload not in WORKLOADS:
             raise ValueError(f"focus workload {self.workload!r} is not registered; registered: {sorted(WORKLOADS)}")
-        if not 0 < self.loads[0] <= self.loads[1]:
-            raise ValueError(f"focus loads must be a range of numbers > 0, got {self.loads}")
+        check_load_range(self.loads, "focus loads")
         if not 0 < self.share <= 1:
             raise ValueError(f"focus share must be in (0, 1], got {self.share}")
 
@@ -116,8 +121,7 @@ class ScenarioSampler:
                 f"nodes must be integers 1 <= low <= high <= max_tasks_cap ({self.max_tasks_cap}: at least one "
                 f"row per node), got nodes={self.nodes}"
             )
-        if not 0 < self.loads[0] <= self.loads[1]:
-            raise ValueError(f"loads must be a range of numbers > 0, got {self.loads}")
+        check_load_range(self.loads, "loads")
         unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
         if unknown:
             raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
