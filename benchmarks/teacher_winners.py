@@ -40,12 +40,15 @@ WORKLOAD_ORDER = {name: i for i, name in enumerate(sorted(WORKLOADS))}
 REPLAY_STRIDE = 100_000_000  # replay k of a scenario plays seed + k * stride: still above every training seed
 
 
-def draw_scenarios(sampler: ScenarioSampler, workload: str, count: int, min_nodes: int, first: int) -> list:
-    """``count`` ``(seed, settings)`` pairs of scenarios with at least ``min_nodes`` nodes, set to ``workload``."""
+def draw_scenarios(
+    sampler: ScenarioSampler, workload: str, count: int, min_nodes: int, first: int, min_load: float = 0.0
+) -> list:
+    """``count`` ``(seed, settings)`` pairs of scenarios with at least ``min_nodes`` nodes and an offered load of
+    at least ``min_load``, set to ``workload``."""
     drawn, seed = [], first
     while len(drawn) < count:
         settings = scenario_settings({}, sampler, seed)
-        if settings["num_nodes"] >= min_nodes:
+        if settings["num_nodes"] >= min_nodes and settings["load"] >= min_load:
             drawn.append((seed, {**settings, "workload": workload}))
         seed += 1
     return drawn
@@ -99,6 +102,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workloads", nargs="+", default=sorted(WORKLOADS), choices=sorted(WORKLOADS))
     parser.add_argument("--episodes", type=int, default=12, help="scenarios per workload (default 12)")
     parser.add_argument("--min-nodes", type=int, default=24, help="keep scenarios with at least this many nodes")
+    parser.add_argument(
+        "--min-load",
+        type=float,
+        default=0.0,
+        help="keep scenarios offered at least this load (default 0: any; heavy is 2.1, extreme 2.8)",
+    )
     parser.add_argument("--forecaster", default="flow_fixed", help="the student's forecaster (default flow_fixed)")
     parser.add_argument(
         "--max-rows",
@@ -121,6 +130,9 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--max-rows: {error}")
     if not 1 <= args.replays <= 16:  # the last replay's seed stays below 2**32
         parser.error(f"--replays must be a whole number from 1 to 16, got {args.replays}")
+    high = args.sampler.loads[1]
+    if not args.min_load < high:  # NaN fails too
+        parser.error(f"--min-load must be below the largest load the sampler draws ({high}), got {args.min_load}")
     if not (args.episodes >= 1 and 1 <= args.min_nodes <= args.sampler.max_nodes):
         parser.error(
             f"need --episodes >= 1 and 1 <= --min-nodes <= {args.sampler.max_nodes} (the largest cluster drawn)"
@@ -142,6 +154,7 @@ def main() -> None:
             args.episodes,
             args.min_nodes,
             DIAGNOSTIC_SEED + 1_000_000 * WORKLOAD_ORDER[workload],
+            args.min_load,
         )
     ]
     # each scenario's rates per replay; the first replay is the episode the report has always played
@@ -177,8 +190,8 @@ def main() -> None:
     header = ["workload", "episodes", f"wins ({' / '.join(names)})", "mean completion rate", "margin, pp (median)"]
     intro = (
         f"Teacher `{args.teacher}` on training scenarios of the default `--generalist` sampler with at least "
-        f"{args.min_nodes} nodes and up to {args.max_rows} table rows (`{args.forecaster}` forecasts, `train` curves, "
-        f"seeds from {DIAGNOSTIC_SEED:,}); "
+        f"{args.min_nodes} nodes{load_note(args.min_load)} and up to {args.max_rows} table rows "
+        f"(`{args.forecaster}` forecasts, `train` curves, seeds from {DIAGNOSTIC_SEED:,}); "
         f"the margin is the winner's completion rate minus the runner-up's. {time.perf_counter() - start:.0f} s."
     )
     markdown = f"# Which teacher candidate wins the training scenarios\n\n{intro}\n\n{format_table(header, rows)}"
@@ -188,6 +201,11 @@ def main() -> None:
         write_report(args.out, markdown, results)
     else:
         print(markdown)
+
+
+def load_note(min_load: float) -> str:
+    """The report's words for the load filter (none when every load is kept)."""
+    return f", an offered load of at least {min_load:g}" if min_load > 0 else ""
 
 
 def agreement_section(results: dict, replays: int) -> str:

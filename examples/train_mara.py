@@ -70,7 +70,8 @@ def parse_args() -> argparse.Namespace:
         metavar="AGENT",
         help=(
             "(a best teacher) one more candidate, episode by episode, e.g. mara_generalist:runs/old/checkpoint.pt;"
-            " AGENT@N: only on clusters of at most N nodes"
+            " AGENT@N: only on clusters of at most N nodes; AGENT~WORKLOAD,N,LOAD: AGENT alone on WORKLOAD episodes"
+            " with at least N nodes and an offered load of at least LOAD, e.g. uniform~rl,24,2.1"
         ),
     )
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
@@ -241,7 +242,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
                 f"--teacher-also needs a best teacher ({', '.join(BEST_TEACHERS)}), not {config.teacher!r}"
             )
         config.teacher = "+".join([config.teacher, *args.teacher_also])
-        parse_teacher(config.teacher)  # a clear error now for a candidate that names no agent
+        try:  # a clear error now for a candidate that names no agent or a malformed gate or corner
+            parse_teacher(config.teacher)
+        except ValueError as error:
+            raise SystemExit(f"--teacher-also: {error}") from None
     if args.architecture is not None:
         config.architecture = args.architecture
     if args.focus is not None and not args.generalist:

@@ -358,9 +358,47 @@ def test_a_size_gated_candidate_plays_only_on_clusters_small_enough():
         assert teacher.chosen == max(played, key=played.get) and all(0 <= r <= 1 for r in played.values())
 
 
+def test_a_corner_candidate_labels_alone_in_its_corner_and_nowhere_else():
+    """``uniform~rl,4,2.0``: on a 4-node ``rl`` episode at the heavy load (2.1) uniform labels alone, with
+    uniform's own actions and its gate path, and nothing is played; below the load, under the size or on
+    another workload the ordinary candidates compete and uniform is not among them."""
+    from mara_agents.mara.slot_network import GATE_PATHS
+    from mara_agents.mara.teacher import Corner, Teacher
+
+    settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "rl", "curve_split": "test"}
+    settings.update(load="heavy", forecaster="flow_fixed")
+    teacher = Teacher.for_env("best_shared+uniform~rl,4,2.0", settings)
+    assert teacher.candidates == ("srw", "edf") and teacher.corners == (("uniform", Corner("rl", 4, 2.0)),)
+    teacher.reset(2)
+    assert teacher.chosen == "uniform" and teacher.path() == GATE_PATHS.index("uniform")
+    assert teacher.episode_rates is None  # no candidate was played
+    env, uniform = mara_env.raw_env(**settings), mara_agents.make("uniform")
+    env.reset(seed=2)
+    uniform.reset(2)
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        label = teacher.action(env, observation)
+        assert label == uniform.act(observation, agent)
+        env.step(label)
+    for outside in ({"load": 2.0 - 1e-9}, {"num_nodes": 3}, {"workload": "synthetic"}, {"load": "train"}):
+        other = Teacher.for_env("best_shared+uniform~rl,4,2.0", {**settings, **outside})
+        other.reset(2)
+        assert other.chosen in ("srw", "edf") and len(other.episode_rates) == 2
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
+        ("best_shared+uniform~rl", "after '~' give WORKLOAD,N,LOAD"),
+        ("best_shared+uniform~rl,24", "after '~' give WORKLOAD,N,LOAD"),
+        ("best_shared+uniform~nope,24,2.1", "workload 'nope' is not registered"),
+        ("best_shared+uniform~rl,many,2.1", "after '~' give WORKLOAD,N,LOAD"),
+        ("best_shared+uniform~rl,0,2.1", "nodes >= 1"),
+        ("best_shared+uniform~rl,24,-1", "a load > 0"),
+        ("best_shared+uniform~rl,24,inf", "a load > 0"),
+        ("best_shared+uniform~rl,24,nan", "a load > 0"),
+        ("best_shared+uniform@16~rl,24,2.1", "takes no '@N'"),
+        ("best_shared+no_such_agent~rl,24,2.1", "unknown agent"),
         ("srw+edf", "only .* take extra candidates"),
         ("best_shared+no_such_agent", "unknown agent"),
         ("best_shared+mara:no/such/checkpoint.pt", "is not a file"),
@@ -441,3 +479,12 @@ def test_generalist_ablation_bench_names_a_malformed_or_missing_variant(tmp_path
         command = [sys.executable, script, "--variants", variant]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
+
+
+def test_train_mara_teacher_also_takes_a_corner_and_refuses_a_bad_one(monkeypatch):
+    from mara_agents.mara.teacher import GENERALIST_TEACHER
+
+    config = _train_mara_config(monkeypatch, "--generalist", "--teacher-also", "uniform~rl,24,2.1")
+    assert config.teacher == f"{GENERALIST_TEACHER}+uniform~rl,24,2.1"
+    with pytest.raises(SystemExit, match=r"--teacher-also: candidate 'uniform~rl,24': .*e\.g\. rl,24,2\.1"):
+        _train_mara_config(monkeypatch, "--generalist", "--teacher-also", "uniform~rl,24")

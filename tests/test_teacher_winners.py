@@ -39,6 +39,11 @@ def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
     assert len({seed for seed, _ in drawn}) == 3
     assert all(s["num_nodes"] >= 32 and s["workload"] == "tabular" for _, s in drawn)
     assert drawn == module.draw_scenarios(sampler, "tabular", 3, 32, module.DIAGNOSTIC_SEED)  # seeded
+    loaded = module.draw_scenarios(sampler, "rl", 4, 24, module.DIAGNOSTIC_SEED, min_load=2.1)
+    assert all(s["num_nodes"] >= 24 and s["load"] >= 2.1 for _, s in loaded)
+    # the load filter keeps a subset of the scenarios the size filter alone keeps, in the same order
+    sized = module.draw_scenarios(sampler, "rl", 40, 24, module.DIAGNOSTIC_SEED)
+    assert loaded == [pair for pair in sized if pair[1]["load"] >= 2.1][:4]
 
 
 @pytest.mark.parametrize(
@@ -48,6 +53,7 @@ def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
         (["--teacher", "srw"], "must be a best teacher"),
         (["--max-rows", "32"], "--max-rows: nodes must be"),
         (["--replays", "17"], "--replays must be a whole number from 1 to 16"),
+        (["--min-load", "3.5"], "--min-load must be below the largest load the sampler draws (3.5)"),
     ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):

@@ -24,12 +24,19 @@ A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_sha
 several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
 for instance an earlier MARA policy that leads the planners where it departs from them.
 ``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
+``SPEC~WORKLOAD,N,LOAD`` makes it the sole candidate of one corner of the scenarios: on ``WORKLOAD``
+episodes with at least ``N`` nodes and an offered load of at least ``LOAD`` it labels alone (nothing
+else is played there), and elsewhere it is no candidate. It is for a corner where a candidate leads on
+average but the episode-by-episode winner is close to a coin toss, so labels by winner conflict.
 ``fifth_generalist``, ``ninth_generalist`` and ``thirtieth_generalist`` name earlier generalists shipped for
 this (``weights/mara_generalist_fifth.pt`` and so on), so a teacher name, which checkpoints record, holds
 no machine's path.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,6 +52,7 @@ from mara_env.config import DEFAULTS
 from mara_env.env import live_turns, raw_env
 from mara_env.forecast.features import ForecastFeatures
 from mara_env.observation import layout_of
+from mara_env.workloads import WORKLOADS, resolve_load
 
 TEACHERS = ("oracle", "srw", "lara", "best", "best_shared")
 BEST_TEACHERS = ("best", "best_shared")
@@ -77,8 +85,54 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
     if extra and base not in BEST_TEACHERS:
         raise ValueError(f"only {list(BEST_TEACHERS)} take extra candidates (+AGENT), got {name!r}")
     for spec in extra:
-        check_spec(split_gate(spec)[0])
+        check_spec(split_gate(split_corner(spec)[0])[0])
     return base, BEST_OF + tuple(extra)
+
+
+@dataclass(frozen=True)
+class Corner:
+    """Where a ``SPEC~WORKLOAD,N,LOAD`` candidate labels alone: ``workload`` episodes on at least
+    ``min_nodes`` nodes at an offered load of at least ``min_load``."""
+
+    workload: str
+    min_nodes: int
+    min_load: float
+
+    @classmethod
+    def parse(cls, text: str, candidate: str) -> Corner:
+        """The corner ``WORKLOAD,N,LOAD`` of ``candidate``; ``ValueError`` naming what is wrong and allowed."""
+        parts = text.split(",")
+        allowed = "after '~' give WORKLOAD,N,LOAD (a registered workload, nodes >= 1, a load > 0), e.g. rl,24,2.1"
+        if len(parts) != 3:
+            raise ValueError(f"candidate {candidate!r}: {allowed}")
+        workload, nodes, load = parts
+        if workload not in WORKLOADS:
+            raise ValueError(f"candidate {candidate!r}: workload {workload!r} is not registered: {sorted(WORKLOADS)}")
+        try:
+            min_nodes, min_load = int(nodes), float(load)
+        except ValueError:
+            raise ValueError(f"candidate {candidate!r}: {allowed}") from None
+        if min_nodes < 1 or not (min_load > 0 and math.isfinite(min_load)):
+            raise ValueError(f"candidate {candidate!r}: {allowed}")
+        return cls(workload, min_nodes, min_load)
+
+    def holds(self, settings: dict) -> bool:
+        """Whether the env with ``settings`` lies in this corner."""
+        return (
+            settings.get("workload", DEFAULTS.workload) == self.workload
+            and settings.get("num_nodes", DEFAULTS.num_nodes) >= self.min_nodes
+            and resolve_load(settings.get("load", DEFAULTS.load)) >= self.min_load
+        )
+
+
+def split_corner(candidate: str) -> tuple[str, Corner | None]:
+    """``(candidate spec, corner)`` of ``SPEC~WORKLOAD,N,LOAD`` (``None``: an ordinary candidate)."""
+    spec, tilde, where = candidate.partition("~")
+    if not tilde:
+        return candidate, None
+    if split_gate(spec)[1] is not None:
+        raise ValueError(f"candidate {candidate!r}: a corner's sole candidate takes no '@N' (its corner sets sizes)")
+    return spec, Corner.parse(where, candidate)
 
 
 def split_gate(candidate: str) -> tuple[str, int | None]:
@@ -117,7 +171,10 @@ class Teacher:
         env_forecaster: str | None = DEFAULTS.forecaster,
         env_kwargs: dict | None = None,
     ) -> None:
-        name, self.candidates = parse_teacher(name)
+        name, candidates = parse_teacher(name)
+        # the sole candidates of a corner apart from those played against each other
+        self.candidates = tuple(spec for spec in candidates if split_corner(spec)[1] is None)
+        self.corners = tuple(split_corner(spec) for spec in candidates if split_corner(spec)[1] is not None)
         if name in BEST_TEACHERS and env_kwargs is None:
             raise ValueError("the 'best' teacher plays its candidates on the env's settings: pass env_kwargs")
         self.name, self.max_tasks, self.env_forecaster = name, max_tasks, env_forecaster
@@ -159,7 +216,9 @@ class Teacher:
         return cls(name, max_tasks, env_kwargs.get("forecaster", DEFAULTS.forecaster), env_kwargs)
 
     def reset(self, seed: int | None = None) -> None:
-        if self.name in BEST_TEACHERS:
+        if self.name in BEST_TEACHERS and (sole := self.sole_candidate()) is not None:
+            self._use(sole)  # nothing else is played: no episode rates
+        elif self.name in BEST_TEACHERS:
             played = self.play_candidates(seed)
             name, _, scheduler = played[int(np.argmax([rate for _, rate, _ in played]))]  # ties to the first
             self._use(name, scheduler)
@@ -169,6 +228,13 @@ class Teacher:
         if self._truth is not None:
             self._truth.reset()
         self._slot = -1
+
+    def sole_candidate(self) -> str | None:
+        """The agent spec that labels this env alone (the first corner it lies in), or ``None``."""
+        for spec, corner in self.corners:
+            if corner.holds(self.env_kwargs):
+                return split_gate(spec)[0]
+        return None
 
     def play_candidates(self, seed: int | None) -> list[tuple[str, float, object]]:
         """``(name, completion rate, scheduler)`` of each candidate on this cluster (a gated one is skipped
