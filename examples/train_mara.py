@@ -11,6 +11,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
+    --mixed-warmup               # (generalist) srw, edf or uniform (drawn per episode) plays the warm-up
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --uniform-pick               # (generalist) a third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
@@ -92,6 +93,12 @@ def parse_args() -> argparse.Namespace:
         "--no-warmup",
         action="store_true",
         help="(--generalist) shorten big clusters' episodes instead of letting a planner play their first slots",
+    )
+    parser.add_argument(
+        "--mixed-warmup",
+        action="store_true",
+        help="(--generalist) srw, edf or uniform, drawn per episode, plays big clusters' first slots instead of the "
+        "teacher, so the state the learner takes over does not tell which candidate labels the episode",
     )
     parser.add_argument(
         "--no-pick-hints",
@@ -220,7 +227,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         sizes = {} if max_rows is None else {"max_tasks_cap": max_rows}
         try:
             sampler = ScenarioSampler(
-                fixed=fixed, warmup=not args.no_warmup, **{**(small if args.quick else {}), **sizes}
+                fixed=fixed,
+                warmup=not args.no_warmup,
+                mixed_warmup=args.mixed_warmup and not args.no_warmup,  # refused below with --no-warmup
+                **{**(small if args.quick else {}), **sizes},
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
@@ -248,6 +258,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"--teacher-also: {error}") from None
     if args.architecture is not None:
         config.architecture = args.architecture
+    if args.mixed_warmup and (args.no_warmup or not args.generalist):
+        raise SystemExit("--mixed-warmup picks who plays the warm-up: it needs --generalist, not --no-warmup")
     if args.focus is not None and not args.generalist:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
     if args.uniform_pick and not config.pick_hints:

@@ -131,7 +131,8 @@ def test_demonstrations_record_only_the_turns_after_the_warmup():
 def test_rollout_copies_start_after_the_warmup(teacher):
     fixed = {"shaping": True, "forecaster": "none", "curve_split": "train"}
     sampler = ScenarioSampler(nodes=(4, 4), max_tasks_cap=8, turns_per_episode=40, horizon=(10, 30), fixed=fixed)
-    copy = EnvCopy({}, [TRAINING_SEED_BASE + 1, TRAINING_SEED_BASE + 2], teacher, replace(sampler, warmup=True))
-    assert copy.warmup == 20 and copy.env.sim.slot == 20
+    warming = replace(sampler, warmup=True)
+    copy = EnvCopy({}, [TRAINING_SEED_BASE + 1, TRAINING_SEED_BASE + 2], teacher, warming)
+    assert warming.warmup_slots(copy.env_settings) == 20 and copy.env.sim.slot == 20
     copy.turn()
     assert copy.env.agents  # the learner's turns are still to come

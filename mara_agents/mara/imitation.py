@@ -18,9 +18,10 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.row_buckets import rows_needed, size_buckets, trim_batch
-from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings, warmup_slots
+from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.warmup import play_warmup
 from mara_agents.mara.workers import one_torch_thread
 from mara_env.env import live_turns, raw_env
 
@@ -58,7 +59,7 @@ def play_teacher_episode(
     guide = Teacher.for_env(teacher, settings)
     env.reset(seed=seed)
     guide.reset(seed)
-    guide.play_until(env, warmup_slots(scenarios, settings))
+    play_warmup(env, scenarios, settings, seed, guide)
     obs, masks, states, actions, rewards = [], [], [], [], []
     for agent in live_turns(env):
         observation = env.observe(agent)

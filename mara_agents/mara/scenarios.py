@@ -93,6 +93,10 @@ class ScenarioSampler:
         ``turns_per_episode`` turns come from the end of the episode. Short episodes never fill the
         cluster: at 64 nodes and 60 slots every planner completes nearly every task, so the learner
         (and the ``best`` teacher's choice of planner) never met a congested big cluster.
+    mixed_warmup:
+        With ``warmup``, the warm-up slots are played by a planner drawn from the episode's seed
+        (:func:`mara_agents.mara.warmup.warmup_planner`) instead of the episode's teacher, so that the
+        state the learner takes over does not tell which candidate labels the episode.
     fixed:
         Env settings every scenario shares (``shaping``, ``forecaster``, ``curve_split``, ...).
     focus:
@@ -111,6 +115,7 @@ class ScenarioSampler:
     turns_per_episode: int = 2400
     horizon: tuple[int, int] = (60, 300)
     warmup: bool = False
+    mixed_warmup: bool = False
     fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
     focus: ScenarioFocus | None = None
 
@@ -125,6 +130,8 @@ class ScenarioSampler:
         unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
         if unknown:
             raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
+        if self.mixed_warmup and not self.warmup:
+            raise ValueError("mixed_warmup draws who plays the warm-up slots: it needs warmup=True")
         if self.focus is not None and not low <= self.focus.min_nodes <= high:
             raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {self.focus.min_nodes}")
 

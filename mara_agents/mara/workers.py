@@ -25,9 +25,9 @@ from mara_agents.mara.scenarios import (
     ScenarioSampler,
     scenario_kind,
     scenario_settings,
-    warmup_slots,
 )
 from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.warmup import play_warmup
 from mara_env.env import live_turns, raw_env
 
 T = TypeVar("T")
@@ -72,18 +72,12 @@ class EnvCopy:
             settings = self.env_settings = scenario_settings(self.base, self.scenarios, seed)
             self.env = raw_env(**settings)
             self.teacher = Teacher.for_env(self.teacher_name, settings) if self.teacher_name else None
-            self.warmup = warmup_slots(self.scenarios, settings)
             self.kind = scenario_kind(settings)
             self.nodes = len(self.env.possible_agents)  # M before padding
         self.env.reset(seed=seed)
         if self.teacher is not None:
             self.teacher.reset(seed)
-        if self.warmup:  # a planner fills the cluster first: the teacher, or srw when there is none
-            planner = self.teacher
-            if planner is None:
-                planner = Teacher.for_env("srw", self.env_settings)
-                planner.reset(seed)
-            planner.play_until(self.env, self.warmup)
+        play_warmup(self.env, self.scenarios, self.env_settings, seed, self.teacher)  # a planner fills big clusters
 
     def turn(self) -> Turn:
         """Skip finished agents' dead steps; the next live node's observation, mask, state and labels."""
