@@ -81,7 +81,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     parser.add_argument("--seeds", type=int, default=8, help="validation seeds per scenario (default 8)")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
-    parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/time_window"),
+        help="report: OUT.md and OUT.json (default runs/time_window)",
+    )
     args = parser.parse_args()
     if not Path(args.checkpoint).is_file():
         parser.error(f"{args.checkpoint}: no such file (a generalist checkpoint)")
@@ -125,10 +130,7 @@ def main() -> None:
         f"{args.jobs} process{'es' if args.jobs > 1 else ''}."
     )
     markdown = f"# Does the generalist act outside its training window?\n\n{note}\n\n{format_table(header, rows)}\n"
-    if args.out:
-        write_report(args.out, markdown, results)
-    else:
-        print(markdown)
+    write_report(args.out, markdown, results)  # printed too
 
 
 if __name__ == "__main__":

@@ -63,7 +63,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--min-nodes", type=int, default=24, help="fewest nodes of a scenario (default 24)")
     parser.add_argument("--loads", nargs=2, type=float, default=(2.1, 3.5), help="offered load range (default 2.1 3.5)")
     parser.add_argument("--episodes", type=int, default=4, help="scenarios, each played once per planner (default 4)")
-    parser.add_argument("--out", type=Path, help="markdown report (and .json beside it); printed without it")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/warmup_tell"),
+        help="report: OUT.md and OUT.json (default runs/warmup_tell)",
+    )
     args = parser.parse_args()
     if not Path(args.checkpoint).is_file():
         parser.error(f"--checkpoint {args.checkpoint}: no such file (a hinted MARA checkpoint)")
@@ -102,10 +107,7 @@ def main() -> None:
         f"gives, the network the rest. {time.perf_counter() - start:.0f} s."
     )
     markdown = f"# Does the warm-up tell the gate?\n\n{note}\n\n{format_table(HEADER, rows)}\n"
-    if args.out:
-        write_report(args.out, markdown, results)
-    else:
-        print(markdown)
+    write_report(args.out, markdown, results)  # printed too
 
 
 if __name__ == "__main__":

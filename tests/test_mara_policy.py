@@ -273,6 +273,20 @@ def _play_on(env, scheduler, seed):
     return env.sim.metrics()["completion_rate"]
 
 
+def _play_labels_checked(teacher, settings: dict, seed: int, planner) -> float:
+    """Play the episode with ``teacher``'s labels, checking each is ``planner``'s action on that very
+    observation; the episode's completion rate."""
+    env = mara_env.raw_env(**settings)
+    env.reset(seed=seed)
+    planner.reset(seed)
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        label = teacher.action(env, observation)
+        assert label == planner.act(observation, agent)
+        env.step(label)
+    return env.sim.metrics()["completion_rate"]
+
+
 def test_best_shared_teacher_plans_srw_on_the_students_forecasts():
     """``best_shared`` chooses and labels with srw reading the env's own (flow_fixed) forecast columns,
     not its own flow draws, so its srw labels are srw's actions on the very observation the student gets."""
@@ -288,15 +302,7 @@ def test_best_shared_teacher_plans_srw_on_the_students_forecasts():
     own = Teacher.for_env("best", settings)
     own.reset(0)
     assert own._truth is not None  # plain best brings its own flow forecasts
-    env, srw = mara_env.raw_env(**settings), mara_agents.make("srw")
-    env.reset(seed=0)
-    srw.reset(0)
-    for agent in live_turns(env):
-        observation = env.observe(agent)
-        label = teacher.action(env, observation)
-        assert label == srw.act(observation, agent)
-        env.step(label)
-    assert env.sim.metrics()["completion_rate"] == pytest.approx(rates["srw"])
+    assert _play_labels_checked(teacher, settings, 0, mara_agents.make("srw")) == pytest.approx(rates["srw"])
 
 
 def test_a_best_teacher_takes_extra_candidates_and_labels_with_their_play():
@@ -372,14 +378,7 @@ def test_a_corner_candidate_labels_alone_in_its_corner_and_nowhere_else():
     teacher.reset(2)
     assert teacher.chosen == "uniform" and teacher.path() == GATE_PATHS.index("uniform")
     assert teacher.episode_rates is None  # no candidate was played
-    env, uniform = mara_env.raw_env(**settings), mara_agents.make("uniform")
-    env.reset(seed=2)
-    uniform.reset(2)
-    for agent in live_turns(env):
-        observation = env.observe(agent)
-        label = teacher.action(env, observation)
-        assert label == uniform.act(observation, agent)
-        env.step(label)
+    _play_labels_checked(teacher, settings, 2, mara_agents.make("uniform"))
     for outside in ({"load": 2.0 - 1e-9}, {"num_nodes": 3}, {"workload": "synthetic"}, {"load": "train"}):
         other = Teacher.for_env("best_shared+uniform~rl,4,2.0", {**settings, **outside})
         other.reset(2)
