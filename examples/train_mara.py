@@ -12,6 +12,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
     --mixed-warmup               # (generalist) srw, edf or uniform (drawn per episode) plays the warm-up
+    --random-window              # (generalist) big clusters' learned slots anywhere in the episode, then cut
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --uniform-pick               # (generalist) a third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
@@ -99,6 +100,12 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="(--generalist) srw, edf or uniform, drawn per episode, plays big clusters' first slots instead of the "
         "teacher, so the state the learner takes over does not tell which candidate labels the episode",
+    )
+    parser.add_argument(
+        "--random-window",
+        action="store_true",
+        help="(--generalist) big clusters' learned slots start at a random slot, not at the end, and the episode "
+        "is cut where they end, the rest valued by the critic: the learner meets every time of an episode",
     )
     parser.add_argument(
         "--no-pick-hints",
@@ -230,6 +237,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
                 fixed=fixed,
                 warmup=not args.no_warmup,
                 mixed_warmup=args.mixed_warmup and not args.no_warmup,  # refused below with --no-warmup
+                random_window=args.random_window and not args.no_warmup,
                 **{**(small if args.quick else {}), **sizes},
             )
         except ValueError as error:
@@ -258,8 +266,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"--teacher-also: {error}") from None
     if args.architecture is not None:
         config.architecture = args.architecture
-    if args.mixed_warmup and (args.no_warmup or not args.generalist):
-        raise SystemExit("--mixed-warmup picks who plays the warm-up: it needs --generalist, not --no-warmup")
+    for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
+        if given and (args.no_warmup or not args.generalist):
+            raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")
     if args.focus is not None and not args.generalist:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
     if args.uniform_pick and not config.pick_hints:

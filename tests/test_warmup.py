@@ -8,6 +8,7 @@ import pytest
 
 import mara_agents
 from mara_agents.mara.scenarios import ScenarioSampler, scenario_settings
+from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.warmup import WARMUP_PLANNERS, play_warmup, warmup_planner
 from mara_env.env import live_turns, raw_env
 
@@ -77,7 +78,7 @@ def test_a_mixed_warmup_hands_over_other_states_than_srw_alone():
 
 
 def test_mixed_warmup_needs_the_warmup():
-    with pytest.raises(ValueError, match="mixed_warmup .* needs warmup=True"):
+    with pytest.raises(ValueError, match="mixed_warmup and random_window shape the warm-up: they need warmup=True"):
         ScenarioSampler(fixed=FIXED, mixed_warmup=True)
 
 
@@ -87,5 +88,94 @@ def test_train_mara_mixed_warmup_sets_the_sampler_and_refuses_without_a_warmup(m
     assert _train_mara_config(monkeypatch, "--generalist", "--mixed-warmup").scenarios.mixed_warmup
     assert not _train_mara_config(monkeypatch, "--generalist").scenarios.mixed_warmup
     for argv in (["--mixed-warmup"], ["--generalist", "--no-warmup", "--mixed-warmup"]):
-        with pytest.raises(SystemExit, match="--mixed-warmup picks who plays the warm-up: it needs --generalist"):
+        with pytest.raises(SystemExit, match="--mixed-warmup shapes the warm-up: it needs --generalist"):
             _train_mara_config(monkeypatch, *argv)
+
+
+def _windowed(random_window: bool = True) -> ScenarioSampler:
+    return ScenarioSampler(fixed=FIXED, warmup=True, random_window=random_window, **SMALL)
+
+
+def test_a_random_window_starts_anywhere_before_the_last_one_and_keeps_its_length():
+    from mara_agents.mara.warmup import LearnerWindow, learner_window
+
+    sampler = _windowed()
+    settings = {"num_nodes": 4, "horizon": 30}  # 40 // 4 = 10 learned slots: the last window starts at 20
+    windows = [learner_window(sampler, settings, seed) for seed in range(300)]
+    assert windows == [learner_window(sampler, settings, seed) for seed in range(300)]  # seeded
+    assert {w.start for w in windows} == set(range(21))  # every start from 0 to 20
+    assert all(w.cut == w.start + 10 for w in windows if w.start < 20)
+    assert all(w.cut is None for w in windows if w.start == 20)  # the last window runs to the horizon
+    assert learner_window(_windowed(False), settings, 0) == LearnerWindow(20, None)
+    assert learner_window(sampler, {"num_nodes": 4, "horizon": 10}, 0) == LearnerWindow(0, None)  # whole episodes
+
+
+def _cut_seed(sampler: ScenarioSampler) -> int:
+    """A training seed whose window is cut before the horizon."""
+    from mara_agents.mara.scenarios import TRAINING_SEED_BASE
+    from mara_agents.mara.warmup import learner_window
+
+    for seed in range(TRAINING_SEED_BASE, TRAINING_SEED_BASE + 100):
+        window = learner_window(sampler, scenario_settings({}, sampler, seed), seed)
+        if window.cut is not None and window.start > 0:
+            return seed
+    raise AssertionError("no cut window in 100 seeds")
+
+
+def test_a_rollout_copy_ends_its_episode_at_the_cut_with_the_state_there():
+    from mara_agents.mara.warmup import learner_window
+    from mara_agents.mara.workers import EnvCopy
+
+    sampler = _windowed()
+    seed = _cut_seed(sampler)
+    window = learner_window(sampler, scenario_settings({}, sampler, seed), seed)
+    copy = EnvCopy({}, [seed, seed + 1], None, sampler)
+    assert copy.env.sim.slot == window.start
+    turn, slots = copy.turn(), []
+    while not turn.done:
+        slots.append(copy.env.sim.slot)
+        turn = copy.step(0)
+    assert slots[0] == window.start and slots[-1] == window.cut - 1  # the learner played the window alone
+    # the state there, padded as every state the learner gets; the episode is not over, so no rate
+    assert turn.cut_state is not None and turn.cut_state.shape == turn.state.shape and turn.finished is None
+
+
+def test_demonstrations_record_only_the_window_with_returns_to_the_episodes_end():
+    from mara_agents.mara.imitation import play_teacher_episode
+    from mara_agents.mara.warmup import learner_window
+
+    sampler = _windowed()
+    seed = _cut_seed(sampler)
+    settings = scenario_settings({}, sampler, seed)
+    window = learner_window(sampler, settings, seed)
+    obs, _, _, actions, returns, _, _ = play_teacher_episode({}, "srw", seed, sampler)
+    # the same episode played by srw alone: each turn's slot and reward
+    env, srw = raw_env(**settings), Teacher.for_env("srw", settings)
+    env.reset(seed=seed)
+    srw.reset(seed)
+    slots, rewards = [], []
+    for agent in live_turns(env):
+        slots.append(env.sim.slot)
+        env.step(srw.action(env, env.observe(agent)))
+        rewards.append(env.rewards[agent])
+    to_come = np.cumsum(rewards[::-1])[::-1]  # gamma = 1, to the episode's end
+    window_turns = (np.asarray(slots) >= window.start) & (np.asarray(slots) < window.cut)
+    assert len(actions) == len(obs) == int(window_turns.sum()) > 0
+    assert np.allclose(returns, to_come[window_turns])
+
+
+def test_a_cut_turn_gets_the_critics_value_of_the_state_there():
+    from mara_agents.mara.advantages import RunningMeanStd
+    from mara_agents.mara.rollout import cut_values
+    from mara_agents.mara.workers import Turn
+
+    class Critic:
+        def value(self, states, m, k):  # the value of a state is its first entry
+            return states[:, 0].clone()
+
+    stats = RunningMeanStd()
+    stats.mean, stats.var = 10.0, 4.0  # values come back as value * std + mean = value * 2 + 10
+    plain = Turn(np.zeros(3), np.ones(2), np.zeros(4), -1, -1)
+    cut = plain._replace(done=True, cut_state=np.array([1.5, 0.0, 0.0, 0.0], dtype=np.float32))
+    values = cut_values(Critic(), [plain, cut, plain._replace(done=True)], 2, 1, stats)
+    assert values == pytest.approx([0.0, 13.0, 0.0])  # only the cut copy: 1.5 * 2 + 10

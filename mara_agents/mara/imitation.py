@@ -21,7 +21,7 @@ from mara_agents.mara.row_buckets import rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
-from mara_agents.mara.warmup import play_warmup
+from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_agents.mara.workers import one_torch_thread
 from mara_env.env import live_turns, raw_env
 
@@ -51,7 +51,8 @@ def play_teacher_episode(
     planner the teacher followed (:meth:`Teacher.path`).
 
     With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
-    turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded.
+    turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded, and
+    so are those after a learner window's cut (``random_window``; :func:`~.warmup.learner_window`).
     """
     settings = scenario_settings(env_kwargs, scenarios, seed)
     padding = Padding.for_scenarios(scenarios)
@@ -60,20 +61,24 @@ def play_teacher_episode(
     env.reset(seed=seed)
     guide.reset(seed)
     play_warmup(env, scenarios, settings, seed, guide)
-    obs, masks, states, actions, rewards = [], [], [], [], []
+    cut = learner_window(scenarios, settings, seed).cut
+    obs, masks, states, actions, rewards, recorded = [], [], [], [], [], []
     for agent in live_turns(env):
         observation = env.observe(agent)
         action = guide.action(env, observation)
-        state = env.state()
-        if padding is not None:
-            observation, state = padding.observation(observation), padding.state(state)
-        obs.append(observation["observation"])
-        masks.append(observation["action_mask"])
-        states.append(state)
-        actions.append(action)
+        recorded.append(cut is None or env.sim.slot < cut)  # after a window's cut: played, not recorded
+        if recorded[-1]:
+            state = env.state()
+            if padding is not None:
+                observation, state = padding.observation(observation), padding.state(state)
+            obs.append(observation["observation"])
+            masks.append(observation["action_mask"])
+            states.append(state)
+            actions.append(action)
         env.step(action)
         rewards.append(env.rewards[agent])
-    returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1]  # gamma = 1: return still to come
+    # gamma = 1: the return still to come, to the episode's end (past a cut too: the critic learns it)
+    returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1][np.asarray(recorded, dtype=bool)]
     rate = env.sim.metrics()["completion_rate"]
     return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, guide.path()
 

@@ -36,6 +36,19 @@ def finite(logits: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isinf(logits), torch.full_like(logits, MASKED), logits)
 
 
+def cut_values(net: MARANet, turns: list[Turn], m: int, k: int, returns_stats: RunningMeanStd) -> np.ndarray:
+    """Per env copy, the critic's value of the state where its episode was just cut (a learner window,
+    ``warmup.learner_window``), in return units; 0 for every other copy. Added to the cut turn's reward,
+    it stands for the rest of the episode the copy did not play (GAE stops at the cut as at an end)."""
+    values = np.zeros(len(turns))
+    cut = [i for i, x in enumerate(turns) if x.cut_state is not None]
+    if cut:
+        with torch.no_grad():
+            states = torch.as_tensor(np.stack([turns[i].cut_state for i in cut]))
+            values[cut] = net.value(states, m, k).numpy() * returns_stats.std + returns_stats.mean
+    return values
+
+
 def collect_rollout(
     net: MARANet,
     pool: WorkerPool | RayWorkerPool,
@@ -82,6 +95,7 @@ def collect_rollout(
         turns = pool.step(actions[t])
         rewards[t] = [x.reward for x in turns]
         dones[t] = [x.done for x in turns]
+        rewards[t] += config.gamma * cut_values(net, turns, m, k, returns_stats)  # cut episodes bootstrap
         for x in turns:
             if x.finished is not None:
                 finished_rates.append(x.finished)

@@ -97,6 +97,11 @@ class ScenarioSampler:
         With ``warmup``, the warm-up slots are played by a planner drawn from the episode's seed
         (:func:`mara_agents.mara.warmup.warmup_planner`) instead of the episode's teacher, so that the
         state the learner takes over does not tell which candidate labels the episode.
+    random_window:
+        With ``warmup``, the learner's ``turns_per_episode / M`` slots start at a slot drawn from the
+        episode's seed instead of at the end, and the episode is cut where they end, its rest valued by
+        the critic (:func:`mara_agents.mara.warmup.learner_window`): big clusters are then trained at
+        every time of an episode, not only at its end.
     fixed:
         Env settings every scenario shares (``shaping``, ``forecaster``, ``curve_split``, ...).
     focus:
@@ -116,6 +121,7 @@ class ScenarioSampler:
     horizon: tuple[int, int] = (60, 300)
     warmup: bool = False
     mixed_warmup: bool = False
+    random_window: bool = False
     fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
     focus: ScenarioFocus | None = None
 
@@ -130,8 +136,8 @@ class ScenarioSampler:
         unknown = sorted(set(self.workloads or ()) - set(WORKLOADS))
         if unknown:
             raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
-        if self.mixed_warmup and not self.warmup:
-            raise ValueError("mixed_warmup draws who plays the warm-up slots: it needs warmup=True")
+        if (self.mixed_warmup or self.random_window) and not self.warmup:
+            raise ValueError("mixed_warmup and random_window shape the warm-up: they need warmup=True")
         if self.focus is not None and not low <= self.focus.min_nodes <= high:
             raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {self.focus.min_nodes}")
 

@@ -10,6 +10,8 @@ plays them instead, whatever the teacher labels the episode with.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from mara_agents.mara.scenarios import ScenarioSampler, warmup_slots
@@ -18,6 +20,27 @@ from mara_env.env import live_turns, raw_env
 
 WARMUP_PLANNERS = ("srw", "edf", "uniform")  # the planners a mixed warm-up draws from, uniformly
 _WARMUP_STREAM = 0x3A12  # the draw's own random stream, apart from the scenario's (0x5CE7)
+_WINDOW_STREAM = 0x3A13  # the learner window's own stream
+
+
+class LearnerWindow(NamedTuple):
+    """The slots of a training episode the learner plays: from ``start`` (a planner plays the slots
+    before) until ``cut`` (the episode is cut there and its rest valued by the critic; ``None``: to
+    the horizon)."""
+
+    start: int
+    cut: int | None
+
+
+def learner_window(scenarios: ScenarioSampler | None, settings: dict, seed: int) -> LearnerWindow:
+    """The learner's window of the episode with ``settings`` and ``seed``. With the warm-up it is the
+    last ``turns_per_episode / M`` slots; with ``random_window`` as many slots from a start drawn
+    uniformly (from the seed alone) between the first slot and that last window's start."""
+    warm = warmup_slots(scenarios, settings)
+    if not warm or not scenarios.random_window:
+        return LearnerWindow(warm, None)
+    start = int(np.random.default_rng([seed, _WINDOW_STREAM]).integers(warm + 1))
+    return LearnerWindow(start, None if start == warm else start + settings["horizon"] - warm)
 
 
 def warmup_planner(scenarios: ScenarioSampler | None, seed: int) -> str | None:
@@ -31,9 +54,10 @@ def warmup_planner(scenarios: ScenarioSampler | None, seed: int) -> str | None:
 def play_warmup(
     env: raw_env, scenarios: ScenarioSampler | None, settings: dict, seed: int, teacher: Teacher | None
 ) -> None:
-    """Play the warm-up slots of the episode with ``settings`` and ``seed`` on ``env`` (just reset): by
-    the planner :func:`warmup_planner` draws, else by ``teacher``, else by ``srw``. No slots, no play."""
-    slots = warmup_slots(scenarios, settings)
+    """Play the slots before :func:`learner_window`'s start of the episode with ``settings`` and ``seed``
+    on ``env`` (just reset): by the planner :func:`warmup_planner` draws, else by ``teacher``, else by
+    ``srw``. No slots, no play."""
+    slots = learner_window(scenarios, settings, seed).start
     if not slots:
         return
     name = warmup_planner(scenarios, seed)

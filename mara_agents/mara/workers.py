@@ -27,7 +27,7 @@ from mara_agents.mara.scenarios import (
     scenario_settings,
 )
 from mara_agents.mara.teacher import Teacher
-from mara_agents.mara.warmup import play_warmup
+from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_env.env import live_turns, raw_env
 
 T = TypeVar("T")
@@ -49,6 +49,7 @@ class Turn(NamedTuple):
     candidates_finished: tuple[float, ...] | None = None  # each best-teacher candidate's rate on the ended episode
     finished_kind: int = 0  # the scenario kind of the ended episode
     nodes: int = 0  # the nodes of this turn's cluster (M before padding)
+    cut_state: np.ndarray | None = None  # the (padded) state where the ended episode was cut (warmup.learner_window)
 
 
 class EnvCopy:
@@ -78,6 +79,7 @@ class EnvCopy:
         if self.teacher is not None:
             self.teacher.reset(seed)
         play_warmup(self.env, self.scenarios, self.env_settings, seed, self.teacher)  # a planner fills big clusters
+        self.cut = learner_window(self.scenarios, self.env_settings, seed).cut
 
     def turn(self) -> Turn:
         """Skip finished agents' dead steps; the next live node's observation, mask, state and labels."""
@@ -97,6 +99,8 @@ class EnvCopy:
         env.step(int(action))
         reward = float(env.rewards[agent])
         done = bool(env.terminations[agent] or env.truncations[agent])
+        if not done and self.cut is not None and env.sim.slot >= self.cut:
+            return self._cut(reward)
         if not done:
             return self.turn()._replace(reward=reward)
         ended = {
@@ -106,6 +110,15 @@ class EnvCopy:
         }
         self._reset()
         return self.turn()._replace(reward=reward, done=True, **ended)
+
+    def _cut(self, reward: float) -> Turn:
+        """End the episode at the learner window's cut: the state there goes back for the critic to value
+        (no completion rate: the episode is not over)."""
+        state = self.env.state()
+        if self.padding is not None:
+            state = self.padding.state(state)
+        self._reset()
+        return self.turn()._replace(reward=reward, done=True, cut_state=state)
 
 
 class CopyGroup:
