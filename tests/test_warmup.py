@@ -82,14 +82,17 @@ def test_mixed_warmup_needs_the_warmup():
         ScenarioSampler(fixed=FIXED, mixed_warmup=True)
 
 
-def test_train_mara_mixed_warmup_sets_the_sampler_and_refuses_without_a_warmup(monkeypatch):
+def test_train_mara_warmup_flags_set_the_sampler_and_are_refused_without_a_warmup(monkeypatch):
     from tests.test_mara_policy import _train_mara_config
 
     assert _train_mara_config(monkeypatch, "--generalist", "--mixed-warmup").scenarios.mixed_warmup
-    assert not _train_mara_config(monkeypatch, "--generalist").scenarios.mixed_warmup
-    for argv in (["--mixed-warmup"], ["--generalist", "--no-warmup", "--mixed-warmup"]):
-        with pytest.raises(SystemExit, match="--mixed-warmup shapes the warm-up: it needs --generalist"):
-            _train_mara_config(monkeypatch, *argv)
+    assert _train_mara_config(monkeypatch, "--generalist", "--random-window").scenarios.random_window
+    plain = _train_mara_config(monkeypatch, "--generalist").scenarios
+    assert not plain.mixed_warmup and not plain.random_window
+    for flag in ("--mixed-warmup", "--random-window"):
+        for argv in ([flag], ["--generalist", "--no-warmup", flag]):
+            with pytest.raises(SystemExit, match=f"{flag} shapes the warm-up: it needs --generalist"):
+                _train_mara_config(monkeypatch, *argv)
 
 
 def _windowed(random_window: bool = True) -> ScenarioSampler:
