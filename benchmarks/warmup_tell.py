@@ -26,7 +26,7 @@ from mara_gate import PATHS, GateRecorder  # the sibling script (benchmarks/ is 
 from tqdm.auto import tqdm
 
 from mara_agents.mara.scenarios import GENERALIST_MAX_ROWS, ScenarioFocus, ScenarioSampler, scenario_settings
-from mara_agents.mara.warmup import WARMUP_PLANNERS
+from mara_agents.mara.warmup import WARMUP_PLANNERS, play_until
 from mara_agents.registry import load_agent
 from mara_agents.stats import format_table
 from mara_env.env import live_turns, raw_env
@@ -44,11 +44,7 @@ def play_after(planner: str, checkpoint: str, settings: dict, seed: int, slots: 
     env.reset(seed=seed)
     warm = load_agent(planner)
     warm.reset(seed)
-    turns = live_turns(env)
-    for agent in turns:
-        if env.sim.slot >= slots:
-            break
-        env.step(warm.act(env.observe(agent), agent))
+    play_until(env, warm, slots)
     recorder = GateRecorder(load_agent(f"mara_generalist:{checkpoint}"), {})
     recorder.reset(seed)
     for agent in live_turns(env):

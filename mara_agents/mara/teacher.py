@@ -173,8 +173,9 @@ class Teacher:
     ) -> None:
         name, candidates = parse_teacher(name)
         # the sole candidates of a corner apart from those played against each other
-        self.candidates = tuple(spec for spec in candidates if split_corner(spec)[1] is None)
-        self.corners = tuple(split_corner(spec) for spec in candidates if split_corner(spec)[1] is not None)
+        split = [(spec, split_corner(spec)) for spec in candidates]
+        self.candidates = tuple(spec for spec, (_, corner) in split if corner is None)
+        self.corners = tuple(parts for _, parts in split if parts[1] is not None)
         if name in BEST_TEACHERS and env_kwargs is None:
             raise ValueError("the 'best' teacher plays its candidates on the env's settings: pass env_kwargs")
         self.name, self.max_tasks, self.env_forecaster = name, max_tasks, env_forecaster

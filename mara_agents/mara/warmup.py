@@ -73,7 +73,12 @@ def play_warmup(
 
     player = load_agent(name)
     player.reset(seed)
+    play_until(env, player, slots)
+
+
+def play_until(env: raw_env, scheduler, slot: int) -> None:
+    """Play every turn of ``env`` with ``scheduler`` (already reset) until the env reaches ``slot``."""
     for agent in live_turns(env):
-        if env.sim.slot >= slots:
+        if env.sim.slot >= slot:
             return
-        env.step(player.act(env.observe(agent), agent))
+        env.step(scheduler.act(env.observe(agent), agent))
