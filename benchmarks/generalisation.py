@@ -14,6 +14,9 @@ cells and a trace-replay row (``--trace``, a bursty heavy-tailed trace made with
 beside it (each labelled with its cell's ``nodes`` and whether it is the ``trace``), and the paired
 differences as a heatmap (``.png``, where matplotlib is installed).
 
+``--replay`` plays nothing and reads ``--mara``'s records from ``--others-from`` too: the committed
+table summarised again, for instance once a new scheduler's records join it.
+
 A new checkpoint against the committed table, playing only it (the other schedulers' records are read
 from the table's raw records, on the same seeds):
 
@@ -191,12 +194,23 @@ def main() -> None:
         help="raw records (OUT.json[.gz]) of an earlier run: every agent of --agents but --mara is read from "
         "them, on the same seeds, and only --mara plays (a new checkpoint against the committed table)",
     )
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="play nothing: --mara's records too are read from --others-from, every cell they hold (the table "
+        "summarised again, e.g. against a scheduler that joined it)",
+    )
     args = parser.parse_args()
+    if args.replay and args.others_from is None:
+        parser.error("--replay reads every record from --others-from: give the files")
     args.agents = list(dict.fromkeys([*args.agents, args.mara]))
     others = [a for a in args.agents if a != args.mara]
     stored = None if args.others_from is None else load_others(args.others_from, others)
     start = time.perf_counter()
-    results = play(args if stored is None else argparse.Namespace(**{**vars(args), "agents": [args.mara]}))
+    if args.replay:
+        results = load_others(args.others_from, [args.mara])
+    else:
+        results = play(args if stored is None else argparse.Namespace(**{**vars(args), "agents": [args.mara]}))
     if stored is not None:
         results = merge_others(results, stored, others)
     keys = list(dict.fromkeys((w, load, m) for (_, w, load, m) in results))

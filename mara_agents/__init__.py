@@ -3,7 +3,13 @@
 from mara_agents.base import NO_FORECASTS, EnvRequirements, ObservationScheduler, Scheduler
 from mara_agents.bench import BenchConfig, BenchResult, run_bench
 from mara_agents.evaluation import evaluate, play_episode
-from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
+from mara_agents.heuristics import (
+    EDFScheduler,
+    EDFUniformScheduler,
+    RandomScheduler,
+    RoundRobinScheduler,
+    UniformScheduler,
+)
 from mara_agents.registry import SCHEDULERS, load_agent, make, register
 from mara_agents.stats import format_table, mean_ci95, paired_difference, summarize
 from mara_env import __version__  # one version for both packages: the distribution's
@@ -13,6 +19,7 @@ __all__ = [
     "BenchConfig",
     "BenchResult",
     "EDFScheduler",
+    "EDFUniformScheduler",
     "EnvRequirements",
     "NO_FORECASTS",
     "ObservationScheduler",

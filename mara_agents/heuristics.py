@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mara_agents.base import NO_FORECASTS, ObservationScheduler, pick_by_keys
@@ -52,7 +54,17 @@ class UniformScheduler(HeuristicScheduler):
     """
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
-        return pick_by_keys(allowed, obs.row("chosen_now"), moves(obs), -obs.row("age"))
+        return pick_by_keys(allowed, *fair_share_keys(obs))
+
+
+def fair_share_keys(obs: DecodedObservation) -> tuple[np.ndarray, ...]:
+    """``uniform``'s keys: fewest nodes so far this slot, then no switch, then the oldest task."""
+    return obs.row("chosen_now"), moves(obs), -obs.row("age")
+
+
+def deadline_keys(obs: DecodedObservation) -> tuple[np.ndarray, ...]:
+    """``edf``'s keys: fewest nodes so far this slot, then the earliest deadline, then no switch."""
+    return obs.row("chosen_now"), obs.row("slots_left"), moves(obs)
 
 
 class EDFScheduler(HeuristicScheduler):
@@ -61,4 +73,33 @@ class EDFScheduler(HeuristicScheduler):
     """
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
-        return pick_by_keys(allowed, obs.row("chosen_now"), obs.row("slots_left"), moves(obs))
+        return pick_by_keys(allowed, *deadline_keys(obs))
+
+
+class EDFUniformScheduler(HeuristicScheduler):
+    """``edf`` while the cluster keeps up, ``uniform``'s fair share once it is crowded.
+
+    Crowded: the tasks in the system (in the table and queued for a row) outnumber ``crowd`` times the
+    nodes up. Under such overload ``edf`` moves nodes to whichever deadlines are nearest each slot and
+    pays switches for tasks it cannot save; keeping nodes where they are (``uniform``'s tie-break) wastes
+    less. The default ``crowd`` of 2 was chosen on validation episodes
+    (``benchmarks/crowd_threshold.py``); ``last_path`` is the rule of the latest decision, ``"edf"`` or
+    ``"uniform"`` (a MARA teacher labels its gate with it).
+    """
+
+    def __init__(self, seed: int | None = 0, crowd: float = 2.0) -> None:
+        if not (isinstance(crowd, (int, float)) and math.isfinite(crowd) and crowd > 0):
+            raise ValueError(f"crowd must be a finite number of tasks per node up, > 0; got {crowd!r}")
+        super().__init__(seed)
+        self.crowd = float(crowd)
+        self.last_path = "edf"
+
+    def crowded(self, obs: DecodedObservation) -> bool:
+        """Whether the tasks in the system outnumber ``crowd`` times the nodes up."""
+        tasks = (obs.globals["live_tasks"] + obs.globals["queued_tasks"]) * obs.layout.max_tasks
+        return round(tasks) > self.crowd * obs.up_nodes
+
+    def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
+        self.last_path = "uniform" if self.crowded(obs) else "edf"
+        keys = fair_share_keys(obs) if self.last_path == "uniform" else deadline_keys(obs)
+        return pick_by_keys(allowed, *keys)

@@ -27,7 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mara_agents.base import Scheduler, requirements_of
-from mara_agents.heuristics import EDFScheduler, RandomScheduler, RoundRobinScheduler, UniformScheduler
+from mara_agents.heuristics import (
+    EDFScheduler,
+    EDFUniformScheduler,
+    RandomScheduler,
+    RoundRobinScheduler,
+    UniformScheduler,
+)
 from mara_agents.laira import LaiRAScheduler
 from mara_agents.lara import LARAScheduler
 from mara_agents.oracle import OracleScheduler
@@ -82,6 +88,7 @@ SCHEDULERS: dict[str, Callable[..., Scheduler]] = {
     "round_robin": RoundRobinScheduler,
     "uniform": UniformScheduler,
     "edf": EDFScheduler,
+    "edf_uniform": EDFUniformScheduler,
     "srw": SRWScheduler,
     "lara": LARAScheduler,
     "laira": LaiRAScheduler,

@@ -65,3 +65,19 @@ def test_an_agent_without_records_or_a_corrupt_file_is_refused(tmp_path):
         module.load_others([corrupt], ["srw"])
     with pytest.raises(SystemExit, match="missing.json: not the raw records"):
         module.load_others([tmp_path / "missing.json"], ["srw"])
+
+
+def test_replay_plays_nothing_and_summarises_the_stored_records(tmp_path, monkeypatch):
+    module = _module()
+    stored = [_record("srw", 0, 0.5), _record("srw", 1, 0.4), _record("mara", 1, 0.45), _record("mara", 0, 0.6)]
+    records = _write(tmp_path / "a.json.gz", stored)
+    out = tmp_path / "table.md"
+    argv = ["generalisation.py", "--agents", "srw", "--mara", "mara", "--others-from", str(records), "--out", str(out)]
+    monkeypatch.setattr("sys.argv", [*argv, "--replay"])
+    module.main()
+    report = out.read_text()
+    # mara - srw per seed: +0.1 and +0.05 (the first test's cell), so the one cell's mean is +7.5 pp
+    assert "| rl | heavy | 64 | 0.525 | srw 0.450 |" in report and "over the 1 cells: +7.5 pp" in report
+    monkeypatch.setattr("sys.argv", argv[:5] + ["--replay"])
+    with pytest.raises(SystemExit):  # nothing to replay from
+        module.main()

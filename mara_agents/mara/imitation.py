@@ -47,8 +47,8 @@ class Demonstrations:
 def play_teacher_episode(
     env_kwargs: dict, teacher: str, seed: int, scenarios: ScenarioSampler | None = None
 ) -> tuple[np.ndarray, ...]:
-    """One episode with ``teacher`` acting: per-turn arrays, the episode's completion rate and the
-    planner the teacher followed (:meth:`Teacher.path`).
+    """One episode with ``teacher`` acting: per-turn arrays, the episode's completion rate and, per
+    turn, the planner the teacher followed (:meth:`Teacher.path`).
 
     With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
     turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded, and
@@ -62,7 +62,7 @@ def play_teacher_episode(
     guide.reset(seed)
     play_warmup(env, scenarios, settings, seed, guide)
     cut = learner_window(scenarios, settings, seed).cut
-    obs, masks, states, actions, rewards, recorded = [], [], [], [], [], []
+    obs, masks, states, actions, paths, rewards, recorded = [], [], [], [], [], [], []
     for agent in live_turns(env):
         observation = env.observe(agent)
         action = guide.action(env, observation)
@@ -75,12 +75,13 @@ def play_teacher_episode(
             masks.append(observation["action_mask"])
             states.append(state)
             actions.append(action)
+            paths.append(guide.path())  # per turn: a switching candidate's rule follows the state
         env.step(action)
         rewards.append(env.rewards[agent])
     # gamma = 1: the return still to come, to the episode's end (past a cut too: the critic learns it)
     returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1][np.asarray(recorded, dtype=bool)]
     rate = env.sim.metrics()["completion_rate"]
-    return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, guide.path()
+    return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, np.asarray(paths)
 
 
 def _play(args: tuple) -> tuple[np.ndarray, ...]:
@@ -108,7 +109,7 @@ def collect_demonstrations(
         actions=np.concatenate(parts[3]).astype(np.int64),
         returns=np.concatenate(parts[4]),
         completion_rates=np.asarray(parts[5]),
-        paths=np.concatenate([np.full(len(acts), path) for acts, path in zip(parts[3], parts[6])]).astype(np.int64),
+        paths=np.concatenate(parts[6]).astype(np.int64),
     )
 
 

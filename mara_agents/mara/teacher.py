@@ -264,12 +264,14 @@ class Teacher:
         return played
 
     def path(self) -> int:
-        """The index in ``GATE_PATHS`` of the planner a ``best`` teacher labels this episode with, -1 when
+        """The index in ``GATE_PATHS`` of the planner a ``best`` teacher labels the latest turn with, -1 when
         it is another candidate (a MARA policy) or the teacher is not a ``best`` one (its labels then say
-        nothing of which planner won)."""
-        if self.name not in BEST_TEACHERS or self.chosen not in GATE_PATHS:
+        nothing of which planner won). A candidate that switches rules within an episode (``edf_uniform``)
+        names the rule of its latest decision in ``last_path``, so its label follows the state it saw."""
+        if self.name not in BEST_TEACHERS:
             return -1
-        return GATE_PATHS.index(self.chosen)
+        planner = getattr(self.scheduler, "last_path", self.chosen)
+        return GATE_PATHS.index(planner) if planner in GATE_PATHS else -1
 
     def action(self, env: raw_env, observation: dict) -> int:
         """The teacher's action for the node whose ``observation`` this is (the env's acting agent)."""
