@@ -58,3 +58,19 @@ def test_a_teacher_labels_the_gate_with_the_rule_of_each_turn():
     assert paths[0] == GATE_PATHS.index("edf")
     first_uniform = int(np.argmax(paths == GATE_PATHS.index("uniform")))
     assert first_uniform > 0 and masks[first_uniform][1:].any()
+
+
+def test_the_crowd_threshold_benchmark_writes_every_episode_and_refuses_bad_crowds(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    script = ["benchmarks/crowd_threshold.py", "--workloads", "rl", "--sizes", "4", "--loads", "heavy"]
+    small = [*script, "--seeds", "2", "--horizon", "30", "--jobs", "1", "--crowds", "1", "2"]
+    done = subprocess.run([sys.executable, *small, "--out", str(tmp_path / "c")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    records = json.loads((tmp_path / "c.json").read_text())
+    assert len(records) == 5 * 2  # edf, uniform, srw and two crowds, two seeds each
+    assert "| rl | heavy | 4 |" in (tmp_path / "c.md").read_text()
+    refused = subprocess.run([sys.executable, *script, "--crowds", "0"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--crowds must be finite numbers" in refused.stderr
