@@ -4,7 +4,8 @@
     python benchmarks/crowd_threshold.py --workloads rl --sizes 8 --seeds 2 --horizon 40   # a smoke run
 
 ``edf_uniform`` plays ``edf``'s order until the tasks in the system (in the table and queued) outnumber
-``crowd`` times the nodes up, and ``uniform``'s fair share beyond. Every crowd of ``--crowds`` plays the
+``crowd`` times the table's rows (``K_max``), and ``uniform``'s fair share beyond: at 1, once a task
+waits for a row. Every crowd of ``--crowds`` plays the
 same episodes as ``edf``, ``uniform`` and ``srw``: ``val`` curves and seeds from 10,000,000, as
 ``mara_select.py`` plays them, so the choice is not made on the test grid that reports the scheduler.
 The report gives the completion rate per workload, load and cluster size (``K_max = max(16, 2M)``), the
@@ -52,17 +53,17 @@ def _play(job: tuple[str, str, str, int, int, int]) -> tuple[tuple, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--crowds", nargs="+", type=float, default=[1.0, 1.5, 2.0, 3.0])
+    parser.add_argument("--crowds", nargs="+", type=float, default=[0.5, 0.75, 1.0, 1.5])
     parser.add_argument("--workloads", nargs="+", default=["synthetic", "vision", "rl", "mixed", "charlm", "tabular"])
     parser.add_argument("--loads", nargs="+", default=["train", "heavy", "extreme"])
-    parser.add_argument("--sizes", nargs="+", type=int, default=[8, 32])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[4, 8, 32])
     parser.add_argument("--seeds", type=int, default=4, help="validation seeds per cell")
     parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if any(not np.isfinite(c) or c <= 0 for c in args.crowds):
-        parser.error(f"--crowds must be finite numbers of tasks per node up, > 0; got {args.crowds}")
+        parser.error(f"--crowds must be finite shares of the table's rows, > 0; got {args.crowds}")
     if args.seeds < 2:
         parser.error(f"--seeds must be at least 2 (paired intervals need them), got {args.seeds}")
     agents = [*PLANNERS, *map(crowd_name, args.crowds)]

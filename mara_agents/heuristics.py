@@ -80,24 +80,24 @@ class EDFUniformScheduler(HeuristicScheduler):
     """``edf`` while the cluster keeps up, ``uniform``'s fair share once it is crowded.
 
     Crowded: the tasks in the system (in the table and queued for a row) outnumber ``crowd`` times the
-    nodes up. Under such overload ``edf`` moves nodes to whichever deadlines are nearest each slot and
-    pays switches for tasks it cannot save; keeping nodes where they are (``uniform``'s tie-break) wastes
-    less. The default ``crowd`` of 2 was chosen on validation episodes
-    (``benchmarks/crowd_threshold.py``); ``last_path`` is the rule of the latest decision, ``"edf"`` or
-    ``"uniform"`` (a MARA teacher labels its gate with it).
+    table's rows (``K_max``); at the default 1, some task waits for a row. Under such overload ``edf``
+    moves nodes to whichever deadlines are nearest each slot and pays switches for tasks it cannot save;
+    keeping nodes where they are (``uniform``'s tie-break) wastes less. The default was chosen on
+    validation episodes (``benchmarks/crowd_threshold.py``); ``last_path`` is the rule of the latest
+    decision, ``"edf"`` or ``"uniform"`` (a MARA teacher labels its gate with it).
     """
 
-    def __init__(self, seed: int | None = 0, crowd: float = 2.0) -> None:
+    def __init__(self, seed: int | None = 0, crowd: float = 1.0) -> None:
         if not (isinstance(crowd, (int, float)) and math.isfinite(crowd) and crowd > 0):
-            raise ValueError(f"crowd must be a finite number of tasks per node up, > 0; got {crowd!r}")
+            raise ValueError(f"crowd must be a finite share of the table's rows, > 0; got {crowd!r}")
         super().__init__(seed)
         self.crowd = float(crowd)
         self.last_path = "edf"
 
     def crowded(self, obs: DecodedObservation) -> bool:
-        """Whether the tasks in the system outnumber ``crowd`` times the nodes up."""
-        tasks = (obs.globals["live_tasks"] + obs.globals["queued_tasks"]) * obs.layout.max_tasks
-        return round(tasks) > self.crowd * obs.up_nodes
+        """Whether the tasks in the system outnumber ``crowd`` times the table's rows."""
+        tasks = round((obs.globals["live_tasks"] + obs.globals["queued_tasks"]) * obs.layout.max_tasks)
+        return tasks > self.crowd * obs.layout.max_tasks
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
         self.last_path = "uniform" if self.crowded(obs) else "edf"
