@@ -88,7 +88,7 @@ class EDFUniformScheduler(HeuristicScheduler):
     """
 
     def __init__(self, seed: int | None = 0, crowd: float = 1.0) -> None:
-        if not (isinstance(crowd, (int, float)) and math.isfinite(crowd) and crowd > 0):
+        if isinstance(crowd, bool) or not (isinstance(crowd, (int, float)) and math.isfinite(crowd) and crowd > 0):
             raise ValueError(f"crowd must be a finite share of the table's rows, > 0; got {crowd!r}")
         super().__init__(seed)
         self.crowd = float(crowd)

@@ -42,7 +42,7 @@ def test_it_plays_edf_until_the_cluster_is_crowded_and_uniform_after(crowd):
 
 
 def test_crowd_must_be_a_positive_finite_number():
-    for bad in (0, -1.0, float("nan"), float("inf"), "2"):
+    for bad in (0, -1.0, float("nan"), float("inf"), "2", True):
         with pytest.raises(ValueError, match="crowd must be"):
             EDFUniformScheduler(crowd=bad)
     assert isinstance(mara_agents.make("edf_uniform"), EDFUniformScheduler)
