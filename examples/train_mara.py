@@ -11,21 +11,22 @@ The ablations of docs/mara_policy.md change one thing each:
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
     --no-warmup                  # (generalist) big clusters on short episodes instead of a planner's warm-up
-    --mixed-warmup               # (generalist) srw, edf or uniform (drawn per episode) plays the warm-up
-    --random-window              # (generalist) big clusters' learned slots anywhere in the episode, then cut
+    --no-mixed-warmup            # (generalist) the teacher plays the warm-up, not srw, edf or uniform
+    --no-random-window           # (generalist) big clusters' learned slots at the end of the episode
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
-    --uniform-pick               # (generalist) a third skip path on the row uniform picks
+    --no-uniform-pick            # (generalist) no third skip path on the row uniform picks
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
-    --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5
+    --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
+    --no-focus                   # (generalist) every scenario drawn from the plain distribution
     --no-row-buckets             # (generalist) minibatches drawn across table sizes, padded to the largest
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
     --guide-where-trailing best_single   # ... where the best single candidate of the kind leads
     --guide-floor-min-nodes 24   # (with --guide-floor) ... only on clusters of at least 24 nodes
     --explore-nodes 4            # about 4 node turns per slot sample in PPO rollouts, the rest play greedily
-    --gate-coef 0.5              # (generalist) fit the gate to the planner the teacher follows each episode
-    --gate-floor 0.25            # with --gate-coef: the gate loss's weight never falls below this in PPO
+    --gate-coef 0                # (generalist) do not fit the gate to the planner the teacher follows (default 0.5)
+    --gate-floor 0.25            # with a gate loss: its weight never falls below this in PPO
     --warm-start-from runs/a     # start PPO from runs/a/warm_start.pt instead of cloning anew (same settings)
 
 Writes ``OUT/log.csv`` (and TensorBoard logs if TensorBoard is installed), ``OUT/checkpoint.pt``
@@ -57,6 +58,11 @@ GENERALIST_TURNS = 200_000
 # history alone, so it does not jitter from slot to slot; +3.4 points over plain flow on 36 hard-forecast
 # test cells and 0.723 against 0.702 on validation seeds (docs/mara_policy.md).
 GENERALIST_FORECASTER = "flow_fixed"
+# The default --generalist run's focus and gate loss (the forty-third run, docs/mara_policy.md): 30% of its
+# episodes are rl on 24+ nodes at loads 0.7-3.5, where edf_uniform alone teaches, and the gate is fitted
+# to the planner the teacher follows at each turn with weight 0.5.
+GENERALIST_FOCUS = ("rl", "24", "0.7", "3.5", "0.3")
+GENERALIST_GATE_COEF = 0.5
 
 
 def parse_args() -> argparse.Namespace:
@@ -97,15 +103,16 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--mixed-warmup",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="(--generalist) srw, edf or uniform, drawn per episode, plays big clusters' first slots instead of the "
-        "teacher, so the state the learner takes over does not tell which candidate labels the episode",
+        "teacher, so the state the learner takes over does not tell which candidate labels the episode (default: on)",
     )
     parser.add_argument(
         "--random-window",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="(--generalist) big clusters' learned slots start at a random slot, not at the end, and the episode "
-        "is cut where they end, the rest valued by the critic: the learner meets every time of an episode",
+        "is cut where they end, the rest valued by the critic: the learner meets every time of an episode "
+        "(default: on)",
     )
     parser.add_argument(
         "--no-pick-hints",
@@ -114,8 +121,9 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--uniform-pick",
-        action="store_true",
-        help="(--generalist) a third skip path plays uniform's pick, gated with srw's and edf's by a softmax",
+        action=argparse.BooleanOptionalAction,
+        help="(--generalist) a third skip path plays uniform's pick, gated with srw's and edf's by a softmax "
+        "(default: on where the pick hints are)",
     )
     parser.add_argument(
         "--rule-start",
@@ -144,8 +152,10 @@ def parse_args() -> argparse.Namespace:
         nargs=5,
         metavar=("WORKLOAD", "MIN_NODES", "LOAD_LOW", "LOAD_HIGH", "SHARE"),
         help="(--generalist) draw a SHARE of the training episodes from WORKLOAD on clusters of at least "
-        "MIN_NODES nodes at a load in [LOAD_LOW, LOAD_HIGH] (mara_agents.mara.scenarios.ScenarioFocus)",
+        "MIN_NODES nodes at a load in [LOAD_LOW, LOAD_HIGH] (mara_agents.mara.scenarios.ScenarioFocus; default "
+        f"{' '.join(GENERALIST_FOCUS)}, but none with --quick)",
     )
+    parser.add_argument("--no-focus", action="store_true", help="(--generalist) no focus: every scenario as drawn")
     parser.add_argument(
         "--row-buckets",
         action=argparse.BooleanOptionalAction,
@@ -183,7 +193,8 @@ def parse_args() -> argparse.Namespace:
         "--gate-coef",
         type=float,
         help="(--generalist) weight of a cross-entropy that asks the gate to pick the skip path of the planner "
-        "the best teacher follows in each episode (warm start; annealed with the guide in PPO; default 0: off)",
+        "the best teacher follows at each turn (warm start; annealed with the guide in PPO; default "
+        f"{GENERALIST_GATE_COEF} with --generalist's teacher and hints, else 0: off)",
     )
     parser.add_argument(
         "--gate-floor",
@@ -236,19 +247,21 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             sampler = ScenarioSampler(
                 fixed=fixed,
                 warmup=not args.no_warmup,
-                mixed_warmup=args.mixed_warmup and not args.no_warmup,  # refused below with --no-warmup
-                random_window=args.random_window and not args.no_warmup,
+                # on unless turned off; refused below if asked for with --no-warmup
+                mixed_warmup=args.mixed_warmup is not False and not args.no_warmup,
+                random_window=args.random_window is not False and not args.no_warmup,
                 **{**(small if args.quick else {}), **sizes},
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
-        if args.focus is not None:
-            sampler = with_focus(sampler, args.focus)
+        focus = GENERALIST_FOCUS if args.focus is None and not (args.no_focus or args.quick) else args.focus
+        if focus is not None:
+            sampler = with_focus(sampler, list(focus))
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
         config.pick_hints = not args.no_pick_hints and config.planner_hints
-        config.uniform_pick = args.uniform_pick
+        config.uniform_pick = config.pick_hints if args.uniform_pick is None else args.uniform_pick
         if args.teacher is None:  # episode by episode, the best of srw (on the env's forecasts), edf and more
             config.teacher = GENERALIST_TEACHER
         if not args.quick:  # the generalist schedule: fits 90 minutes on 2 cores (docs/mara_policy.md)
@@ -271,11 +284,15 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")
     if args.focus is not None and not args.generalist:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
+    if args.focus is not None and args.no_focus:
+        raise SystemExit("--focus and --no-focus contradict each other: give one")
     if args.uniform_pick and not config.pick_hints:
         raise SystemExit("--uniform-pick needs --generalist with its pick hints (no --no-hints, no --no-pick-hints)")
     config.row_buckets = args.generalist if args.row_buckets is None else args.row_buckets
+    best = config.teacher is not None and parse_teacher(config.teacher)[0] in BEST_TEACHERS
+    if args.gate_coef is None and args.generalist and config.planner_hints and best:
+        config.gate_coef = GENERALIST_GATE_COEF
     if args.gate_coef is not None:
-        best = config.teacher is not None and parse_teacher(config.teacher)[0] in BEST_TEACHERS
         if args.gate_coef < 0 or not config.planner_hints or not best:
             raise SystemExit(
                 f"--gate-coef must be >= 0 and needs --generalist with its planner hints and a best teacher "
@@ -283,8 +300,11 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             )
         config.gate_coef = args.gate_coef
     if args.gate_floor is not None:
-        if args.gate_coef is None or not 0.0 <= args.gate_floor <= args.gate_coef:
-            raise SystemExit(f"--gate-floor must lie in [0, --gate-coef] and needs --gate-coef; got {args.gate_floor}")
+        if config.gate_coef <= 0 or not 0.0 <= args.gate_floor <= config.gate_coef:
+            raise SystemExit(
+                f"--gate-floor must lie in [0, the gate loss's weight {config.gate_coef}] and needs a gate loss "
+                f"(--generalist's default or --gate-coef); got {args.gate_floor}"
+            )
         config.gate_floor = args.gate_floor
     if args.guide_floor is not None:
         if not 0.0 <= args.guide_floor <= config.guide_coef or config.teacher is None:

@@ -67,8 +67,13 @@ CANDIDATE_ALIASES = {
 # agrees with it on 99.7% of turns. More candidates: uniform (it leads rl at heavy loads), the fifth
 # generalist up to 16 nodes (it leads both planners at 4-8 nodes; at 32-64 nodes as a candidate it cost
 # 5 points), and two later generalists at any size, the ninth run's and the thirtieth's (the teacher then
-# completes 0.486 of its episodes against 0.465 without them). docs/mara_policy.md, the thirty-second run.
-GENERALIST_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
+# completes 0.486 of its episodes against 0.465 without them), then edf_uniform: a candidate everywhere
+# and the sole teacher of rl on clusters of 24+ nodes from load 0.7, where it plays edf until a task waits
+# for a row and uniform beyond, so the gate's label follows the table's fill, which the policy observes
+# (docs/mara_policy.md, the thirty-second and forty-third runs).
+GENERALIST_TEACHER = (
+    "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist+edf_uniform+edf_uniform~rl,24,0.7"
+)
 
 
 def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
