@@ -159,8 +159,15 @@ def test_the_gate_weight_anneals_with_the_guide():
 
 
 def test_train_mara_takes_a_gate_coef_only_where_it_can_work(monkeypatch):
-    assert _train_mara_config(monkeypatch, "--generalist").gate_coef == 0.0
-    assert _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0.5").gate_coef == 0.5
+    assert _train_mara_config(monkeypatch, "--generalist").gate_coef == 0.5  # the default run's
+    assert _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0").gate_coef == 0.0
+    assert _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0.25").gate_coef == 0.25
+    # without hints or a best teacher the gate has nothing to fit: the default is quietly off there
+    assert _train_mara_config(monkeypatch, "--generalist", "--no-hints").gate_coef == 0.0
+    assert _train_mara_config(monkeypatch, "--generalist", "--teacher", "srw").gate_coef == 0.0
+    assert _train_mara_config(monkeypatch).gate_coef == 0.0
+    with pytest.raises(SystemExit, match=r"--gate-floor must lie in \[0, the gate loss's weight 0.0\]"):
+        _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0", "--gate-floor", "0.1")
     for argv in (
         ["--gate-coef", "0.5"],  # the single-scenario joint actor has no gate
         ["--generalist", "--no-hints", "--gate-coef", "0.5"],

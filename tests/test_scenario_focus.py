@@ -55,7 +55,11 @@ def test_focus_on_clusters_the_sampler_never_draws_is_refused():
 def test_train_mara_focus_sets_the_sampler_and_refuses_without_the_generalist(monkeypatch):
     config = _train_mara_config(monkeypatch, "--generalist", "--focus", "rl", "24", "2.1", "3.5", "0.15")
     assert config.scenarios.focus == ScenarioFocus("rl", 24, (2.1, 3.5), 0.15)
-    assert _train_mara_config(monkeypatch, "--generalist").scenarios.focus is None
+    assert _train_mara_config(monkeypatch, "--generalist").scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
+    assert _train_mara_config(monkeypatch, "--generalist", "--no-focus").scenarios.focus is None
+    assert _train_mara_config(monkeypatch, "--generalist", "--quick").scenarios.focus is None  # 2-6 nodes there
+    with pytest.raises(SystemExit, match="--focus and --no-focus contradict each other"):
+        _train_mara_config(monkeypatch, "--generalist", "--no-focus", "--focus", "rl", "24", "2.1", "3.5", "0.15")
     with pytest.raises(SystemExit, match="--focus draws a share of the generalist's scenarios: it needs"):
         _train_mara_config(monkeypatch, "--focus", "rl", "24", "2.1", "3.5", "0.15")
     with pytest.raises(SystemExit, match="--focus rl 24 2.1 3.5 half: could not convert"):

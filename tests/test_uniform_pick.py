@@ -93,8 +93,10 @@ def test_the_uniform_pick_needs_the_pick_hints_and_round_trips(tmp_path):
 
 
 def test_train_mara_sets_the_uniform_pick_only_where_it_can_work(monkeypatch):
-    assert _train_mara_config(monkeypatch, "--generalist").uniform_pick is False
-    assert _train_mara_config(monkeypatch, "--generalist", "--uniform-pick").uniform_pick is True
+    assert _train_mara_config(monkeypatch, "--generalist").uniform_pick is True  # the default run's
+    assert _train_mara_config(monkeypatch, "--generalist", "--no-uniform-pick").uniform_pick is False
+    assert _train_mara_config(monkeypatch, "--generalist", "--no-pick-hints").uniform_pick is False
+    assert _train_mara_config(monkeypatch).uniform_pick is False
     for argv in (["--uniform-pick"], ["--generalist", "--no-pick-hints", "--uniform-pick"]):
         with pytest.raises(SystemExit, match="--uniform-pick needs --generalist with its pick hints"):
             _train_mara_config(monkeypatch, *argv)

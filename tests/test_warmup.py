@@ -85,10 +85,12 @@ def test_mixed_warmup_needs_the_warmup():
 def test_train_mara_warmup_flags_set_the_sampler_and_are_refused_without_a_warmup(monkeypatch):
     from tests.test_mara_policy import _train_mara_config
 
-    assert _train_mara_config(monkeypatch, "--generalist", "--mixed-warmup").scenarios.mixed_warmup
-    assert _train_mara_config(monkeypatch, "--generalist", "--random-window").scenarios.random_window
-    plain = _train_mara_config(monkeypatch, "--generalist").scenarios
-    assert not plain.mixed_warmup and not plain.random_window
+    default = _train_mara_config(monkeypatch, "--generalist").scenarios  # the default run's: both on
+    assert default.mixed_warmup and default.random_window
+    off = _train_mara_config(monkeypatch, "--generalist", "--no-mixed-warmup", "--no-random-window").scenarios
+    assert not off.mixed_warmup and not off.random_window
+    no_warmup = _train_mara_config(monkeypatch, "--generalist", "--no-warmup").scenarios
+    assert not no_warmup.mixed_warmup and not no_warmup.random_window
     for flag in ("--mixed-warmup", "--random-window"):
         for argv in ([flag], ["--generalist", "--no-warmup", flag]):
             with pytest.raises(SystemExit, match=f"{flag} shapes the warm-up: it needs --generalist"):
