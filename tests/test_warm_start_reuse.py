@@ -121,11 +121,14 @@ def test_a_gate_floor_outside_zero_to_the_gate_coef_is_refused(tmp_path, monkeyp
     assert (
         _train_mara_config(monkeypatch, "--generalist", "--gate-coef", "0.5", "--gate-floor", "0.2").gate_floor == 0.2
     )
+    # the generalist's default gate loss (0.5) takes a floor as well
+    assert _train_mara_config(monkeypatch, "--generalist", "--gate-floor", "0.2").gate_floor == 0.2
     for argv in (
-        ["--generalist", "--gate-floor", "0.2"],
+        ["--generalist", "--gate-coef", "0", "--gate-floor", "0.2"],
         ["--generalist", "--gate-coef", "0.5", "--gate-floor", "0.6"],
+        ["--generalist", "--gate-floor", "0.6"],
     ):
-        with pytest.raises(SystemExit, match=r"--gate-floor must lie in \[0, --gate-coef\]"):
+        with pytest.raises(SystemExit, match=r"--gate-floor must lie in \[0, the gate loss's weight"):
             _train_mara_config(monkeypatch, *argv)
 
 
