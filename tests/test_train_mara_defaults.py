@@ -1,0 +1,55 @@
+"""What the default ``--generalist`` run trains, and how to get an earlier recipe back with today's flags."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mara_agents.mara.scenarios import ScenarioFocus
+from tests.test_mara_policy import _train_mara_config
+
+THIRTY_SECOND_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
+FORTY_THIRD_FLAGS = (
+    "--mixed-warmup",
+    "--random-window",
+    "--uniform-pick",
+    "--gate-coef",
+    "0.5",
+    "--focus",
+    "rl",
+    "24",
+    "0.7",
+    "3.5",
+    "0.3",
+)
+OLD_DEFAULTS_OFF = ("--no-mixed-warmup", "--no-random-window", "--no-uniform-pick", "--gate-coef", "0", "--no-focus")
+THIRTY_SECOND_CANDIDATES = ("uniform", "fifth_generalist@16", "ninth_generalist", "thirtieth_generalist")
+
+
+def _settings(config) -> dict:
+    return dataclasses.asdict(config)
+
+
+def test_the_default_generalist_run_is_the_forty_third_recipe(monkeypatch):
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
+    assert default.scenarios.mixed_warmup and default.scenarios.random_window
+    assert default.uniform_pick and default.gate_coef == 0.5
+    assert default.scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
+    # naming the defaults changes nothing: the forty-third run's own flags give the same settings
+    spelled = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *FORTY_THIRD_FLAGS)
+    spelled.teacher = default.teacher  # --teacher best_shared alone drops the candidates; compare the rest
+    assert _settings(spelled) == _settings(default)
+
+
+def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypatch):
+    also = [arg for name in THIRTY_SECOND_CANDIDATES for arg in ("--teacher-also", name)]
+    old = _train_mara_config(monkeypatch, "--generalist", *OLD_DEFAULTS_OFF, "--teacher", "best_shared", *also)
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert old.teacher == THIRTY_SECOND_TEACHER
+    assert not old.scenarios.mixed_warmup and not old.scenarios.random_window and old.scenarios.focus is None
+    assert not old.uniform_pick and old.gate_coef == 0.0
+    # every other setting is the default run's (table sizes, forecaster, schedule, row buckets, ...)
+    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
+    assert changed == {"teacher", "scenarios", "uniform_pick", "gate_coef"}
+    newer = {"mixed_warmup": True, "random_window": True, "focus": default.scenarios.focus}
+    assert dataclasses.replace(old.scenarios, **newer) == default.scenarios
