@@ -107,6 +107,14 @@ def test_a_pinned_generalist_plays_its_path_alone():
 
 
 SCRIPT = ROOT / "benchmarks" / "mara_gate.py"
+NINTH = ROOT / "mara_agents" / "mara" / "weights" / "mara_generalist_ninth.pt"
+
+
+def test_the_shipped_generalist_can_be_pinned_on_its_uniform_path():
+    module = load_script("benchmarks/mara_gate.py")
+    summary, weights = module.gate_cell(None, ("rl", "heavy", 4), seeds=1, horizon=30, pin="uniform")
+    assert len(weights) > 0 and all(w == pytest.approx((0.0, 0.0, 1.0), abs=1e-9) for w in weights)
+    assert summary["lead flips /100 slots"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -114,7 +122,8 @@ SCRIPT = ROOT / "benchmarks" / "mara_gate.py"
     [
         (["--seeds", "0"], "--seeds"),
         (["--checkpoint", "missing.pt"], "no such file"),
-        (["--pin", "uniform"], "--pin uniform"),  # the shipped generalist has no uniform path
+        # the ninth generalist has no uniform path (the shipped one has)
+        (["--checkpoint", str(NINTH), "--pin", "uniform"], "--pin uniform"),
     ],
 )
 def test_cli_refuses_bad_arguments(arguments, named):
