@@ -61,7 +61,7 @@ GENERALIST_FORECASTER = "flow_fixed"
 # The default --generalist run's focus and gate loss (the forty-third run, docs/mara_policy.md): 30% of its
 # episodes are rl on 24+ nodes at loads 0.7-3.5, where edf_uniform alone teaches, and the gate is fitted
 # to the planner the teacher follows at each turn with weight 0.5.
-GENERALIST_FOCUS = ("rl", "24", "0.7", "3.5", "0.3")
+GENERALIST_FOCUS = ScenarioFocus("rl", min_nodes=24, loads=(0.7, 3.5), share=0.3)
 GENERALIST_GATE_COEF = 0.5
 
 
@@ -153,7 +153,8 @@ def parse_args() -> argparse.Namespace:
         metavar=("WORKLOAD", "MIN_NODES", "LOAD_LOW", "LOAD_HIGH", "SHARE"),
         help="(--generalist) draw a SHARE of the training episodes from WORKLOAD on clusters of at least "
         "MIN_NODES nodes at a load in [LOAD_LOW, LOAD_HIGH] (mara_agents.mara.scenarios.ScenarioFocus; default "
-        f"{' '.join(GENERALIST_FOCUS)}, but none with --quick)",
+        f"{GENERALIST_FOCUS.workload} {GENERALIST_FOCUS.min_nodes} {' '.join(map(str, GENERALIST_FOCUS.loads))} "
+        f"{GENERALIST_FOCUS.share}, but none with --quick)",
     )
     parser.add_argument("--no-focus", action="store_true", help="(--generalist) no focus: every scenario as drawn")
     parser.add_argument(
@@ -254,9 +255,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             )
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
-        focus = GENERALIST_FOCUS if args.focus is None and not (args.no_focus or args.quick) else args.focus
-        if focus is not None:
-            sampler = with_focus(sampler, list(focus))
+        if args.focus is not None:
+            sampler = with_focus(sampler, args.focus)
+        elif not (args.no_focus or args.quick):
+            sampler = dataclasses.replace(sampler, focus=GENERALIST_FOCUS)
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
