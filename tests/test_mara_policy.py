@@ -389,6 +389,17 @@ def test_a_corner_candidate_labels_alone_in_its_corner_and_nowhere_else():
         assert other.chosen in ("srw", "edf") and len(other.episode_rates) == 2
 
 
+def test_a_corner_with_a_node_range_holds_from_its_low_to_its_high_end():
+    """``tabular,2-16,0.7``: 2 and 16 nodes are in, 1 and 17 are out; without a range there is no top."""
+    from mara_agents.mara.teacher import Corner
+
+    corner = Corner.parse("tabular,2-16,0.7", "edf_uniform~tabular,2-16,0.7")
+    assert corner == Corner("tabular", 2, 0.7, 16)
+    inside = {"workload": "tabular", "load": 0.7}
+    assert [corner.holds({**inside, "num_nodes": n}) for n in (1, 2, 16, 17)] == [False, True, True, False]
+    assert Corner.parse("tabular,2,0.7", "x").holds({**inside, "num_nodes": 64})
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
@@ -400,6 +411,9 @@ def test_a_corner_candidate_labels_alone_in_its_corner_and_nowhere_else():
         ("best_shared+uniform~rl,24,-1", "a load > 0"),
         ("best_shared+uniform~rl,24,inf", "a load > 0"),
         ("best_shared+uniform~rl,24,nan", "a load > 0"),
+        ("best_shared+uniform~rl,16-2,2.1", "1 <= LO <= HI"),
+        ("best_shared+uniform~rl,2-,2.1", "a range LO-HI"),
+        ("best_shared+uniform~rl,-16,2.1", "a range LO-HI"),
         ("best_shared+uniform@16~rl,24,2.1", "takes no '@N'"),
         ("best_shared+no_such_agent~rl,24,2.1", "unknown agent"),
         ("srw+edf", "only .* take extra candidates"),

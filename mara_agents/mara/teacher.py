@@ -25,9 +25,10 @@ several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as `
 for instance an earlier MARA policy that leads the planners where it departs from them.
 ``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
 ``SPEC~WORKLOAD,N,LOAD`` makes it the sole candidate of one corner of the scenarios: on ``WORKLOAD``
-episodes with at least ``N`` nodes and an offered load of at least ``LOAD`` it labels alone (nothing
-else is played there), and elsewhere it is no candidate. It is for a corner where a candidate leads on
-average but the episode-by-episode winner is close to a coin toss, so labels by winner conflict.
+episodes with at least ``N`` nodes (``LO-HI``: from ``LO`` to ``HI`` nodes) and an offered load of at
+least ``LOAD`` it labels alone (nothing else is played there), and elsewhere it is no candidate. It is
+for a corner where a candidate leads on average but the episode-by-episode winner is close to a coin
+toss, so labels by winner conflict.
 ``fifth_generalist``, ``ninth_generalist`` and ``thirtieth_generalist`` name earlier generalists shipped for
 this (``weights/mara_generalist_fifth.pt`` and so on), so a teacher name, which checkpoints record, holds
 no machine's path.
@@ -97,35 +98,45 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
 @dataclass(frozen=True)
 class Corner:
     """Where a ``SPEC~WORKLOAD,N,LOAD`` candidate labels alone: ``workload`` episodes on at least
-    ``min_nodes`` nodes at an offered load of at least ``min_load``."""
+    ``min_nodes`` nodes (and at most ``max_nodes``, ``None``: no upper bound) at an offered load of at
+    least ``min_load``."""
 
     workload: str
     min_nodes: int
     min_load: float
+    max_nodes: int | None = None
 
     @classmethod
     def parse(cls, text: str, candidate: str) -> Corner:
-        """The corner ``WORKLOAD,N,LOAD`` of ``candidate``; ``ValueError`` naming what is wrong and allowed."""
+        """The corner ``WORKLOAD,N,LOAD`` (``N`` may be a range ``LO-HI``) of ``candidate``; ``ValueError``
+        naming what is wrong and allowed."""
         parts = text.split(",")
-        allowed = "after '~' give WORKLOAD,N,LOAD (a registered workload, nodes >= 1, a load > 0), e.g. rl,24,2.1"
+        allowed = (
+            "after '~' give WORKLOAD,N,LOAD (a registered workload, nodes >= 1 or a range LO-HI with "
+            "1 <= LO <= HI, a load > 0), e.g. rl,24,2.1 or tabular,2-16,0.7"
+        )
         if len(parts) != 3:
             raise ValueError(f"candidate {candidate!r}: {allowed}")
         workload, nodes, load = parts
         if workload not in WORKLOADS:
             raise ValueError(f"candidate {candidate!r}: workload {workload!r} is not registered: {sorted(WORKLOADS)}")
+        low, dash, high = nodes.partition("-")
         try:
-            min_nodes, min_load = int(nodes), float(load)
+            min_nodes, min_load = int(low), float(load)
+            max_nodes = int(high) if dash else None
         except ValueError:
             raise ValueError(f"candidate {candidate!r}: {allowed}") from None
-        if min_nodes < 1 or not (min_load > 0 and math.isfinite(min_load)):
+        bad_nodes = min_nodes < 1 or (max_nodes is not None and max_nodes < min_nodes)
+        if bad_nodes or not (min_load > 0 and math.isfinite(min_load)):
             raise ValueError(f"candidate {candidate!r}: {allowed}")
-        return cls(workload, min_nodes, min_load)
+        return cls(workload, min_nodes, min_load, max_nodes)
 
     def holds(self, settings: dict) -> bool:
         """Whether the env with ``settings`` lies in this corner."""
+        nodes = settings.get("num_nodes", DEFAULTS.num_nodes)
         return (
             settings.get("workload", DEFAULTS.workload) == self.workload
-            and settings.get("num_nodes", DEFAULTS.num_nodes) >= self.min_nodes
+            and self.min_nodes <= nodes <= (nodes if self.max_nodes is None else self.max_nodes)
             and resolve_load(settings.get("load", DEFAULTS.load)) >= self.min_load
         )
 
