@@ -8,9 +8,10 @@ chosen to span what a generalist meets (a small and a large cluster, easy and ha
 and a heavier load), with the test grid's episode length and table sizes (300 slots, two rows per
 node, at least 16). The report gives the completion rate per scenario and the mean over scenarios;
 pick the checkpoint with the best mean, then report test numbers once with the benchmarks.
-Two more scenarios play only when named (``--scenarios "M32 rl heavy" "M64 rl extreme"``): `rl` under
-overload, where ``uniform`` leads the generalist on the test grid; add ``uniform`` to ``--references``
-with them.
+More scenarios play only when named: ``--scenarios "M32 rl heavy" "M64 rl extreme"``, `rl` under
+overload, where ``uniform`` leads the generalist on the test grid (add ``uniform`` to ``--references``
+with them); ``"M4 rl heavy" "M8 tabular train" "M8 tabular extreme"``, small clusters where ``edf``
+and ``edf_uniform`` lead it (add ``edf_uniform``).
 
 Beside the mean, each checkpoint's gap to the best reference of every scenario (its rate minus the
 highest reference rate there) is summarised as the mean gap and the worst gap. A checkpoint with a
@@ -66,8 +67,13 @@ SCENARIOS = {
     # where `uniform` leads the generalist on the test grid
     "M32 rl heavy": {"num_nodes": 32, "max_tasks": 64, "workload": "rl", "load": "heavy"},
     "M64 rl extreme": {"num_nodes": 64, "max_tasks": 128, "workload": "rl", "load": "extreme"},
+    # on request only: small clusters on `rl` and `tabular`, where `edf` and `edf_uniform` lead the
+    # forty-third run's generalist on the test grid (added in the forty-fifth run)
+    "M4 rl heavy": {"num_nodes": 4, "max_tasks": 16, "workload": "rl", "load": "heavy"},
+    "M8 tabular train": {"num_nodes": 8, "max_tasks": 16, "workload": "tabular", "load": "train"},
+    "M8 tabular extreme": {"num_nodes": 8, "max_tasks": 16, "workload": "tabular", "load": "extreme"},
 }
-ON_REQUEST = ("M32 rl heavy", "M64 rl extreme")
+ON_REQUEST = ("M32 rl heavy", "M64 rl extreme", "M4 rl heavy", "M8 tabular train", "M8 tabular extreme")
 DEFAULT_SCENARIOS = [name for name in SCENARIOS if name not in ON_REQUEST]
 
 
