@@ -286,6 +286,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")
     if args.focus is not None and not args.generalist:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
+    if args.no_focus and not args.generalist:
+        raise SystemExit("--no-focus turns off the generalist's focus: it needs --generalist")
     if args.focus is not None and args.no_focus:
         raise SystemExit("--focus and --no-focus contradict each other: give one")
     if args.uniform_pick and not config.pick_hints:

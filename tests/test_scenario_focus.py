@@ -62,6 +62,8 @@ def test_train_mara_focus_sets_the_sampler_and_refuses_without_the_generalist(mo
         _train_mara_config(monkeypatch, "--generalist", "--no-focus", "--focus", "rl", "24", "2.1", "3.5", "0.15")
     with pytest.raises(SystemExit, match="--focus draws a share of the generalist's scenarios: it needs"):
         _train_mara_config(monkeypatch, "--focus", "rl", "24", "2.1", "3.5", "0.15")
+    with pytest.raises(SystemExit, match="--no-focus turns off the generalist's focus: it needs --generalist"):
+        _train_mara_config(monkeypatch, "--no-focus")
     with pytest.raises(SystemExit, match="--focus rl 24 2.1 3.5 half: could not convert"):
         _train_mara_config(monkeypatch, "--generalist", "--focus", "rl", "24", "2.1", "3.5", "half")
 
