@@ -22,7 +22,7 @@ from mara_agents.bench import BenchConfig
 from mara_agents.stats import format_mean_ci, format_table, summarize
 from mara_env.config import DEFAULTS
 
-AGENTS = ["mara", "lara", "srw", "laira", "edf", "uniform", "round_robin", "random", "oracle"]
+AGENTS = ["mara", "lara", "srw", "laira", "edf", "edf_uniform", "uniform", "round_robin", "random", "oracle"]
 CELLS = ["synthetic:train", "synthetic:heavy", "synthetic:extreme", "rl:train", "vision:train"]
 
 
