@@ -79,7 +79,8 @@ def parse_args() -> argparse.Namespace:
         help=(
             "(a best teacher) one more candidate, episode by episode, e.g. mara_generalist:runs/old/checkpoint.pt;"
             " AGENT@N: only on clusters of at most N nodes; AGENT~WORKLOAD,N,LOAD: AGENT alone on WORKLOAD episodes"
-            " with at least N nodes and an offered load of at least LOAD, e.g. uniform~rl,24,2.1"
+            " with at least N nodes (LO-HI: LO to HI nodes) and an offered load of at least LOAD, e.g."
+            " uniform~rl,24,2.1 or edf_uniform~tabular,2-16,0.7"
         ),
     )
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
