@@ -56,6 +56,14 @@ def test_a_run_starts_from_the_sources_warm_start_without_cloning(source, tmp_pa
     assert len(result["history"]) == 1  # and PPO ran from there
 
 
+def test_training_leaves_the_callers_global_torch_rng_as_it_was(tmp_path):
+    torch.manual_seed(1234)
+    expected = torch.rand(3)
+    torch.manual_seed(1234)
+    train(TINY, tmp_path / "run", progress=False)
+    assert torch.equal(torch.rand(3), expected)
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [

@@ -145,8 +145,11 @@ def make_pool(config: PPOConfig) -> WorkerPool | RayWorkerPool:
 
 
 def train(config: PPOConfig, out: Path, progress: bool = True) -> dict:
-    """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``."""
-    return _train(config, out, progress, torch.get_num_threads())
+    """Train, logging to ``out/log.csv`` (and TensorBoard if installed); checkpoints in ``out``.
+
+    Seeded by ``config.seed``; torch's global RNG is forked for the run, so the caller's is as it was."""
+    with torch.random.fork_rng(devices=[]):
+        return _train(config, out, progress, torch.get_num_threads())
 
 
 def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
