@@ -127,7 +127,8 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     assert config["env"]["forecaster"] == config["scenarios"]["fixed"]["forecaster"] == "flow_fixed"
     assert config["scenarios"]["warmup"] is True  # big clusters warmed up by a planner (--no-warmup: off)
     teacher = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
-    assert config["pick_hints"] is True and config["teacher"] == f"{teacher}+edf_uniform+edf_uniform~rl,24,0.7"
+    corners = "edf_uniform~rl,2,0.7+edf_uniform~tabular,2-16,0.7"
+    assert config["pick_hints"] is True and config["teacher"] == f"{teacher}+edf_uniform+{corners}"
     # the default run's recipe holds in a quick run too, but for the focus (--quick draws 2-6 nodes)
     assert config["uniform_pick"] is True and config["gate_coef"] == 0.5
     assert config["scenarios"]["mixed_warmup"] is True and config["scenarios"]["random_window"] is True

@@ -29,15 +29,23 @@ def _settings(config) -> dict:
     return dataclasses.asdict(config)
 
 
-def test_the_default_generalist_run_is_the_forty_third_recipe(monkeypatch):
+FORTY_FIFTH_CORNERS = "edf_uniform~rl,2,0.7+edf_uniform~tabular,2-16,0.7"
+
+
+def test_the_default_generalist_run_is_the_forty_fifth_recipe(monkeypatch):
     default = _train_mara_config(monkeypatch, "--generalist")
-    assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
+    assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+{FORTY_FIFTH_CORNERS}"
     assert default.scenarios.mixed_warmup and default.scenarios.random_window
     assert default.uniform_pick and default.gate_coef == 0.5
     assert default.scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
-    # naming the defaults changes nothing: the forty-third run's own flags give the same settings
-    spelled = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *FORTY_THIRD_FLAGS)
-    spelled.teacher = default.teacher  # --teacher best_shared alone drops the candidates; compare the rest
+    # naming the defaults changes nothing: the forty-fifth run's own flags (the forty-third's with its
+    # teacher's corners widened) give the same settings, its teacher included
+    also = [
+        arg
+        for name in (*THIRTY_SECOND_CANDIDATES, "edf_uniform", *FORTY_FIFTH_CORNERS.split("+"))
+        for arg in ("--teacher-also", name)
+    ]
+    spelled = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS)
     assert _settings(spelled) == _settings(default)
 
 
@@ -53,3 +61,12 @@ def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypat
     assert changed == {"teacher", "scenarios", "uniform_pick", "gate_coef"}
     newer = {"mixed_warmup": True, "random_window": True, "focus": default.scenarios.focus}
     assert dataclasses.replace(old.scenarios, **newer) == default.scenarios
+
+
+def test_the_forty_third_recipe_is_the_default_with_its_narrower_corner(monkeypatch):
+    candidates = (*THIRTY_SECOND_CANDIDATES, "edf_uniform", "edf_uniform~rl,24,0.7")
+    also = [arg for name in candidates for arg in ("--teacher-also", name)]
+    old = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also)
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert old.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
+    assert {key for key, value in _settings(old).items() if _settings(default)[key] != value} == {"teacher"}

@@ -69,11 +69,13 @@ CANDIDATE_ALIASES = {
 # generalist up to 16 nodes (it leads both planners at 4-8 nodes; at 32-64 nodes as a candidate it cost
 # 5 points), and two later generalists at any size, the ninth run's and the thirtieth's (the teacher then
 # completes 0.486 of its episodes against 0.465 without them), then edf_uniform: a candidate everywhere
-# and the sole teacher of rl on clusters of 24+ nodes from load 0.7, where it plays edf until a task waits
-# for a row and uniform beyond, so the gate's label follows the table's fill, which the policy observes
-# (docs/mara_policy.md, the thirty-second and forty-third runs).
+# and the sole teacher of rl at every size and of tabular on up to 16 nodes (from load 0.7, the lowest the
+# generalist trains at), where it plays edf until a task waits for a row and uniform beyond, so the gate's
+# label follows the table's fill, which the policy observes (docs/mara_policy.md, the thirty-second,
+# forty-third and forty-fifth runs).
 GENERALIST_TEACHER = (
-    "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist+edf_uniform+edf_uniform~rl,24,0.7"
+    "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist+edf_uniform"
+    "+edf_uniform~rl,2,0.7+edf_uniform~tabular,2-16,0.7"
 )
 
 
