@@ -138,7 +138,8 @@ class Corner:
         nodes = settings.get("num_nodes", DEFAULTS.num_nodes)
         return (
             settings.get("workload", DEFAULTS.workload) == self.workload
-            and self.min_nodes <= nodes <= (nodes if self.max_nodes is None else self.max_nodes)
+            and self.min_nodes <= nodes
+            and (self.max_nodes is None or nodes <= self.max_nodes)
             and resolve_load(settings.get("load", DEFAULTS.load)) >= self.min_load
         )
 
