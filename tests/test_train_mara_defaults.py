@@ -25,11 +25,16 @@ OLD_DEFAULTS_OFF = ("--no-mixed-warmup", "--no-random-window", "--no-uniform-pic
 THIRTY_SECOND_CANDIDATES = ("uniform", "fifth_generalist@16", "ninth_generalist", "thirtieth_generalist")
 
 
+FORTY_FIFTH_CORNERS = "edf_uniform~rl,2,0.7+edf_uniform~tabular,2-16,0.7"
+
+
 def _settings(config) -> dict:
     return dataclasses.asdict(config)
 
 
-FORTY_FIFTH_CORNERS = "edf_uniform~rl,2,0.7+edf_uniform~tabular,2-16,0.7"
+def _teacher_also(*candidates: str) -> list[str]:
+    """``--teacher-also NAME`` for each candidate, as a user types them."""
+    return [arg for name in candidates for arg in ("--teacher-also", name)]
 
 
 def test_the_default_generalist_run_is_the_forty_fifth_recipe(monkeypatch):
@@ -40,17 +45,13 @@ def test_the_default_generalist_run_is_the_forty_fifth_recipe(monkeypatch):
     assert default.scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
     # naming the defaults changes nothing: the forty-fifth run's own flags (the forty-third's with its
     # teacher's corners widened) give the same settings, its teacher included
-    also = [
-        arg
-        for name in (*THIRTY_SECOND_CANDIDATES, "edf_uniform", *FORTY_FIFTH_CORNERS.split("+"))
-        for arg in ("--teacher-also", name)
-    ]
+    also = _teacher_also(*THIRTY_SECOND_CANDIDATES, "edf_uniform", *FORTY_FIFTH_CORNERS.split("+"))
     spelled = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS)
     assert _settings(spelled) == _settings(default)
 
 
 def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypatch):
-    also = [arg for name in THIRTY_SECOND_CANDIDATES for arg in ("--teacher-also", name)]
+    also = _teacher_also(*THIRTY_SECOND_CANDIDATES)
     old = _train_mara_config(monkeypatch, "--generalist", *OLD_DEFAULTS_OFF, "--teacher", "best_shared", *also)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.teacher == THIRTY_SECOND_TEACHER
@@ -64,8 +65,7 @@ def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypat
 
 
 def test_the_forty_third_recipe_is_the_default_with_its_narrower_corner(monkeypatch):
-    candidates = (*THIRTY_SECOND_CANDIDATES, "edf_uniform", "edf_uniform~rl,24,0.7")
-    also = [arg for name in candidates for arg in ("--teacher-also", name)]
+    also = _teacher_also(*THIRTY_SECOND_CANDIDATES, "edf_uniform", "edf_uniform~rl,24,0.7")
     old = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
