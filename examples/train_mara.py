@@ -15,6 +15,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-random-window           # (generalist) big clusters' learned slots at the end of the episode
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --no-uniform-pick            # (generalist) no third skip path on the row uniform picks
+    --size-context               # (slot actor) the slot's context holds log2 M: the policy sees the cluster size
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
@@ -125,6 +126,12 @@ def parse_args() -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         help="(--generalist) a third skip path plays uniform's pick, gated with srw's and edf's by a softmax "
         "(default: on where the pick hints are)",
+    )
+    parser.add_argument(
+        "--size-context",
+        action="store_true",
+        help="(slot actor) the slot's context also holds log2 M, so the policy can tell cluster sizes apart "
+        "(a teacher candidate limited to some sizes otherwise teaches a blend)",
     )
     parser.add_argument(
         "--rule-start",
@@ -282,6 +289,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"--teacher-also: {error}") from None
     if args.architecture is not None:
         config.architecture = args.architecture
+    if args.size_context and config.architecture != "slot":
+        raise SystemExit("--size-context is a setting of the slot actor: it needs --generalist or --architecture slot")
+    config.size_context = args.size_context
     for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
         if given and (args.no_warmup or not args.generalist):
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")

@@ -23,8 +23,16 @@ FORMAT = "mara-policy-v1"
 CONFIG_BOUNDS = {"history_window": (1, MAX_HISTORY_WINDOW), "width": (4, 1024), "layers": (1, 16), "heads": (1, 32)}
 MAX_PARAMETERS = 50_000_000
 # Boolean settings and their values in checkpoints written before they existed.
-FLAGS = {"autoregressive": True, "planner_hints": False, "pick_hints": False, "uniform_pick": False, "selector": False}
-SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector")  # settings of the slot actor only
+FLAGS = {
+    "autoregressive": True,
+    "planner_hints": False,
+    "pick_hints": False,
+    "uniform_pick": False,
+    "selector": False,
+    "size_context": False,
+}
+# settings of the slot actor only
+SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context")
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

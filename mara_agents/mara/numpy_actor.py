@@ -95,8 +95,13 @@ def slot_selector_inputs(pooled: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """:func:`~.slot_network.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``."""
     layout = layout_of(vector)
     _, globals_, _, _ = layout.split_observation(vector)
-    extra = [*globals_[SLOT_CONTEXT_INDEX], np.log2(max(layout.num_nodes, 1)) / 6.0]
+    extra = [*globals_[SLOT_CONTEXT_INDEX], size_feature(layout.num_nodes)]
     return np.concatenate([pooled, np.asarray(extra, dtype=pooled.dtype)])
+
+
+def size_feature(num_nodes: int) -> float:
+    """:func:`~.slot_network.size_feature` of one vector's ``M``."""
+    return float(np.log2(max(num_nodes, 1)) / 6.0)
 
 
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
@@ -158,6 +163,7 @@ class NumpySlotEncoder:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
+        self.size_context = net.config["size_context"]
         self.selector = None if net.selector is None else (_linear(net.selector[0]), _linear(net.selector[2]))
         self.width = net.config["width"]
 
@@ -171,7 +177,10 @@ class NumpySlotEncoder:
         summary = np.tanh(
             windows[present].reshape(present.size, self.window[0].shape[0]) @ self.window[0] + self.window[1]
         )
-        context = np.broadcast_to(globals_[SLOT_CONTEXT_INDEX], (present.size, len(SLOT_CONTEXT_INDEX)))
+        context = globals_[SLOT_CONTEXT_INDEX]
+        if self.size_context:
+            context = np.append(context, np.float32(size_feature(layout.num_nodes)))
+        context = np.broadcast_to(context, (present.size, context.size))
         tokens = np.tanh(np.concatenate([rows, summary, context], axis=1) @ self.embed[0] + self.embed[1])
         tokens = np.concatenate([self.slot_token[None], tokens], axis=0)
         for layer in self.layers:

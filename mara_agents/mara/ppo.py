@@ -96,6 +96,7 @@ class PPOConfig:
     planner_hints: bool = False  # the slot actor reads the srw plan of each slot (mara_agents.mara.hints)
     pick_hints: bool = False  # hinted slot actor: skip paths also read the row srw / edf picks at this turn
     uniform_pick: bool = False  # with pick hints: a third skip path on the row uniform picks, softmax-gated
+    size_context: bool = False  # slot actor: the slot's context holds log2 M, so size-dependent teachers are learnable
     rule_start: bool = False  # hinted slot actor: skip paths start at srw's and edf's rules (start_at_rules)
     scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors

@@ -33,6 +33,10 @@ whole transformer again at every turn. This actor splits the work:
   rest of the network frozen, to the option that completed most in each of many scenarios (a gate
   trained with the policy drifted back to the paths PPO preferred). On the shipped generalist it
   gained nothing held out, so no shipped checkpoint has one.
+- **size context** (``size_context=True``): the slot's context also holds ``log2 M / 6``. Without it
+  the encoder cannot tell a 4-node cluster from a 64-node one (every other feature is a share of
+  ``M`` or ``K_max``), so a teacher whose choice depends on the size (a candidate only up to 16
+  nodes, a corner on 2-16 nodes) teaches it a blend of two rules.
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -174,7 +178,12 @@ def make_selector(width: int) -> nn.Sequential:
 
 def selector_inputs(pooled: torch.Tensor, context: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
     """``(n, width + SELECTOR_EXTRA_INPUTS)``: what the selector reads of each slot."""
-    return torch.cat([pooled, context, torch.log2(num_nodes.clamp(min=1.0))[:, None] / 6.0], dim=-1)
+    return torch.cat([pooled, context, size_feature(num_nodes)[:, None]], dim=-1)
+
+
+def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
+    """``log2 M / 6`` per vector: about 0..1 over the 2-64 nodes of training (the header's ``num_nodes``)."""
+    return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
 
 
 def select_paths(choice: torch.Tensor, gate: torch.Tensor, uniform_gate: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -232,6 +241,7 @@ class SlotMARANet(nn.Module):
         pick_hints: bool = False,
         uniform_pick: bool = False,
         selector: bool = False,
+        size_context: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -251,8 +261,9 @@ class SlotMARANet(nn.Module):
             "pick_hints": pick_hints,
             "uniform_pick": uniform_pick,
             "selector": selector,
+            "size_context": size_context,
         }
-        self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT), width, layers, heads)
+        self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT) + int(size_context), width, layers, heads)
         self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
         self.row_hidden = orthogonal(nn.Linear(width, width))
         self.turn_hidden = orthogonal(nn.Linear(TURN_ROW_INPUTS + TURN_NODE_INPUTS, width, bias=False))
@@ -309,7 +320,10 @@ class SlotMARANet(nn.Module):
         rows = rows.clone()
         rows[..., CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
-        tokens = self.encoder(rows, windows, globals_[:, SLOT_CONTEXT_INDEX], extra_tokens=slot)
+        context = globals_[:, SLOT_CONTEXT_INDEX]
+        if self.config["size_context"]:
+            context = torch.cat([context, size_feature(observation[:, NUM_NODES])[:, None]], dim=-1)
+        tokens = self.encoder(rows, windows, context, extra_tokens=slot)
         row_tokens, pooled = tokens[:, 1:], tokens[:, 0]
         hints, gate = torch.zeros((*rows.shape[:2], len(HINT_FEATURES))), torch.zeros((rows.shape[0], 1))
         uniform_gate, older = torch.zeros_like(gate), torch.zeros_like(rows[..., 0])

@@ -35,6 +35,7 @@ def build_network(config: PPOConfig) -> MARANet | SlotMARANet:
             "planner_hints": config.planner_hints,
             "pick_hints": config.pick_hints,
             "uniform_pick": config.uniform_pick,
+            "size_context": config.size_context,
         }
     )
 
