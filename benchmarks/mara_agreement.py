@@ -2,12 +2,18 @@
 
     python benchmarks/mara_agreement.py --out docs/results/mara_agreement
     python benchmarks/mara_agreement.py --checkpoint runs/mara_generalist/checkpoint.pt --teacher best_shared
+    python benchmarks/mara_agreement.py --teacher "best_shared+edf_uniform~tabular,2,0.7" --workloads tabular \
+        --sizes 8 --loads train extreme --seeds 3   # a corner's teacher, split by the rule it plays
 
 The teacher (``best`` by default: whichever of ``srw`` and ``edf`` completes more of the episode) plays
 whole validation episodes; at every live node turn the generalist is asked for its greedy action on
 the same observation, so its choices never steer the episode. The report gives, per workload and
 ``M``, the planner the teacher chose and the share of turns where the two agree. Cloning accuracy
 mixes all scenarios into one number; this splits it where the generalist falls behind (big clusters).
+``--teacher`` takes any teacher spec of ``train_mara.py`` (``best_shared+AGENT``, corners included), and
+the agreement is also split by the rule the teacher's label followed (``Teacher.path``: ``srw``, ``edf``
+or ``uniform``; ``edf_uniform`` names the rule of each decision), so a student that clones one rule and
+blends another shows it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from pathlib import Path
 
 import mara_agents
 import mara_env
-from mara_agents.mara.teacher import TEACHERS, Teacher
+from mara_agents.mara.slot_network import GATE_PATHS
+from mara_agents.mara.teacher import Teacher, parse_teacher
 from mara_agents.stats import format_table
 from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
@@ -26,14 +33,17 @@ from mara_env.forecast.evaluation import write_report
 VALIDATION_SEED = 10_000_000  # as benchmarks/mara_select.py: no training episode and no benchmark plays it
 
 
-def agreement(workload: str, nodes: int, seed: int, horizon: int, teacher: str, checkpoint: str | None) -> dict:
-    """The teacher's planner and the share of turns where the generalist's greedy action is the teacher's."""
+def agreement(
+    workload: str, nodes: int, seed: int, horizon: int, teacher: str, checkpoint: str | None, load: str = "train"
+) -> dict:
+    """The teacher's planner, its turns, and the share where the generalist's greedy action is the teacher's,
+    over all turns and per rule the teacher's label followed (``turns PATH``, ``agree PATH``)."""
     student = mara_agents.make("mara_generalist", **({"checkpoint": checkpoint} if checkpoint else {}))
     settings = {
         "num_nodes": nodes,
         "max_tasks": max(16, 2 * nodes),
         "workload": workload,
-        "load": "train",
+        "load": load,
         "curve_split": "val",
         "horizon": horizon,
         "forecaster": student.requirements.forecaster,
@@ -43,14 +53,34 @@ def agreement(workload: str, nodes: int, seed: int, horizon: int, teacher: str, 
     env.reset(seed=seed)
     guide.reset(seed)
     student.reset(seed)
-    same = turns = 0
+    tally = PathTally()
     for agent in live_turns(env):
         observation = env.observe(agent)
         label = guide.action(env, observation)
-        same += int(student.act(observation, agent) == label)
-        turns += 1
+        tally.add(guide.path(), student.act(observation, agent) == label)
         env.step(label)
-    return {"planner": guide.chosen, "turns": turns, "agreement": same / max(turns, 1)}
+    return {"planner": guide.chosen, **tally.summary()}
+
+
+class PathTally:
+    """Turns and agreeing turns, in all and per rule of ``GATE_PATHS`` (a path index, -1: none of them)."""
+
+    def __init__(self) -> None:
+        self.turns, self.same = [0] * (len(GATE_PATHS) + 1), [0] * (len(GATE_PATHS) + 1)
+
+    def add(self, path: int, agreed: bool) -> None:
+        counted = [len(GATE_PATHS)] if path < 0 else [path, len(GATE_PATHS)]  # its rule's (if any) and the total
+        for index in counted:
+            self.turns[index] += 1
+            self.same[index] += int(agreed)
+
+    def summary(self) -> dict:
+        """``turns``, ``agreement`` and per rule ``turns PATH`` and ``agree PATH`` (NaN without turns)."""
+        share = [same / turns if turns else float("nan") for same, turns in zip(self.same, self.turns)]
+        out = {"turns": self.turns[-1], "agreement": share[-1]}
+        for index, path in enumerate(GATE_PATHS):
+            out |= {f"turns {path}": self.turns[index], f"agree {path}": share[index]}
+        return out
 
 
 def main() -> None:
@@ -58,25 +88,47 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", default=["synthetic", "rl", "tabular"])
     parser.add_argument("--sizes", nargs="+", type=int, default=[4, 8, 32, 64])
     parser.add_argument("--horizon", type=int, default=150)
-    parser.add_argument("--teacher", default="best", choices=TEACHERS)
+    parser.add_argument("--loads", nargs="+", default=["train"], help="load presets (train, heavy, extreme)")
+    parser.add_argument("--seeds", type=int, default=1, help="validation episodes per cell (from the first seed)")
+    parser.add_argument("--teacher", default="best", help="a teacher spec as train_mara.py's (default: best)")
     parser.add_argument("--checkpoint", help="a generalist MARA checkpoint instead of the shipped one")
     parser.add_argument("--out", type=Path, default=Path("runs/mara_agreement"))
     args = parser.parse_args()
+    try:
+        parse_teacher(args.teacher)
+    except ValueError as error:
+        parser.error(f"--teacher: {error}")
+    if args.seeds < 1:
+        parser.error("--seeds must be >= 1")
     start = time.perf_counter()
     rows, records = [], {}
-    for workload in args.workloads:
-        for nodes in args.sizes:
-            record = agreement(workload, nodes, VALIDATION_SEED, args.horizon, args.teacher, args.checkpoint)
-            records[f"{workload}/M{nodes}"] = record
-            rows.append([workload, str(nodes), record["planner"], str(record["turns"]), f"{record['agreement']:.3f}"])
+    cells = [(w, load, m) for w in args.workloads for load in args.loads for m in args.sizes]
+    for workload, load, nodes in cells:
+        seeds = range(VALIDATION_SEED, VALIDATION_SEED + args.seeds)
+        played = [agreement(workload, nodes, s, args.horizon, args.teacher, args.checkpoint, load) for s in seeds]
+        records[f"{workload}/{load}/M{nodes}"] = played
+        rows.append([workload, load, str(nodes), *summary_row(played)])
     which = f"`{args.checkpoint}`" if args.checkpoint else "the shipped `mara_generalist`"
     note = (
         f"Greedy actions of {which} against the `{args.teacher}` teacher's on the teacher's own episodes "
-        f"(validation seed {VALIDATION_SEED:,}, `val` curves, train load, {args.horizon} slots, "
-        f"K_max = max(16, 2M)); {time.perf_counter() - start:.0f} s."
+        f"(validation seeds from {VALIDATION_SEED:,}, {args.seeds} per cell, `val` curves, {args.horizon} slots, "
+        f"K_max = max(16, 2M)); per rule: the turns whose label followed it; {time.perf_counter() - start:.0f} s."
     )
-    table = format_table(["workload", "M", "teacher plays", "turns", "agreement"], rows)
+    per_path = [f"{name} {path}" for path in GATE_PATHS for name in ("turns", "agree")]
+    table = format_table(["workload", "load", "M", "teacher plays", "turns", "agreement", *per_path], rows)
     write_report(args.out, note + "\n\n" + table + "\n", records)
+
+
+def summary_row(played: list[dict]) -> list[str]:
+    """A cell's columns over its episodes: the planners the teacher chose, turns, and the agreement in all
+    and per rule (turn-weighted; '-' for a rule with no turn)."""
+    planners = ", ".join(sorted({record["planner"] for record in played}))
+    out = [planners]
+    for turns_key, agree_key in [("turns", "agreement")] + [(f"turns {p}", f"agree {p}") for p in GATE_PATHS]:
+        turns = sum(record[turns_key] for record in played)
+        same = sum(record[agree_key] * record[turns_key] for record in played if record[turns_key])
+        out += [str(turns), f"{same / turns:.3f}" if turns else "-"]
+    return out
 
 
 if __name__ == "__main__":

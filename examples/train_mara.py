@@ -129,9 +129,10 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--size-context",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="(slot actor) the slot's context also holds log2 M, so the policy can tell cluster sizes apart "
-        "(a teacher candidate limited to some sizes otherwise teaches a blend)",
+        "(a teacher candidate limited to some sizes otherwise teaches a blend; default: off, docs/mara_policy.md, "
+        "the forty-sixth run)",
     )
     parser.add_argument(
         "--rule-start",
@@ -291,7 +292,7 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.architecture = args.architecture
     if args.size_context and config.architecture != "slot":
         raise SystemExit("--size-context is a setting of the slot actor: it needs --generalist or --architecture slot")
-    config.size_context = args.size_context
+    config.size_context = bool(args.size_context)
     for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
         if given and (args.no_warmup or not args.generalist):
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")
