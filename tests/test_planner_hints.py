@@ -90,15 +90,25 @@ def test_numpy_head_matches_the_torch_head_with_hints(pick_hints):
             layer.weight.normal_()
         net.idle_skip.weight.fill_(0.7)
         net.edf_idle.fill_(-0.3)
+    for encoding, mask in assert_numpy_matches_torch(net):
+        assert encoding.plan_nodes.sum() > 0 or not mask[1:].any()
+
+
+def assert_numpy_matches_torch(net: SlotMARANet) -> list[tuple]:
+    """Check that the numpy encoder and head give the torch network's slot token and logits on turns of
+    an srw episode; the turns' ``(torch encoding, action mask)``."""
     encoder, head = NumpySlotEncoder(net), NumpyTurnHead(net)
+    checked = []
     for observation, _ in list(_srw_turns(slots=15))[::4]:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
         batch = torch.as_tensor(vector)[None]
         with torch.no_grad():
             encoding = net.encode(batch)
             expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
-        assert encoding.plan_nodes.sum() > 0 or not mask[1:].any()
+        np.testing.assert_allclose(encoder(vector).pooled, encoding.pooled[0].numpy(), atol=1e-5)
         np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
+        checked.append((encoding, mask))
+    return checked
 
 
 def test_a_hinted_checkpoint_round_trips_and_the_joint_actor_refuses_hints(tmp_path):

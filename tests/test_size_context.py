@@ -7,10 +7,9 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
-from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.slot_network import NUM_NODES, SlotMARANet, size_feature
 from tests.test_mara_policy import _train_mara_config
-from tests.test_planner_hints import _srw_turns
+from tests.test_planner_hints import _srw_turns, assert_numpy_matches_torch
 
 
 def _net(size_context: bool) -> SlotMARANet:
@@ -42,16 +41,7 @@ def test_only_a_network_with_the_size_context_reads_the_cluster_size():
 
 
 def test_numpy_and_torch_give_the_same_logits_with_the_size_context():
-    net = _net(True)
-    encoder, head = NumpySlotEncoder(net), NumpyTurnHead(net)
-    for observation, _ in list(_srw_turns(slots=15))[::4]:
-        vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
-        batch = torch.as_tensor(vector)[None]
-        with torch.no_grad():
-            encoding = net.encode(batch)
-            expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
-        np.testing.assert_allclose(encoder(vector).pooled, encoding.pooled[0].numpy(), atol=1e-5)
-        np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
+    assert assert_numpy_matches_torch(_net(True))  # turns were checked
 
 
 def test_the_size_context_round_trips_and_old_checkpoints_lack_it(tmp_path):
