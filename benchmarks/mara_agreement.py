@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from pathlib import Path
 
 import mara_agents
 import mara_env
+from mara_agents.base import Scheduler
 from mara_agents.mara.slot_network import GATE_PATHS
 from mara_agents.mara.teacher import Teacher, parse_teacher
 from mara_agents.stats import format_table
@@ -34,11 +36,10 @@ VALIDATION_SEED = 10_000_000  # as benchmarks/mara_select.py: no training episod
 
 
 def agreement(
-    workload: str, nodes: int, seed: int, horizon: int, teacher: str, checkpoint: str | None, load: str = "train"
+    workload: str, nodes: int, seed: int, horizon: int, teacher: str, student: Scheduler, load: str = "train"
 ) -> dict:
-    """The teacher's planner, its turns, and the share where the generalist's greedy action is the teacher's,
+    """The teacher's planner, its turns, and the share where ``student``'s greedy action is the teacher's,
     over all turns and per rule the teacher's label followed (``turns PATH``, ``agree PATH``)."""
-    student = mara_agents.make("mara_generalist", **({"checkpoint": checkpoint} if checkpoint else {}))
     settings = {
         "num_nodes": nodes,
         "max_tasks": max(16, 2 * nodes),
@@ -66,20 +67,21 @@ class PathTally:
     """Turns and agreeing turns, in all and per rule of ``GATE_PATHS`` (a path index, -1: none of them)."""
 
     def __init__(self) -> None:
-        self.turns, self.same = [0] * (len(GATE_PATHS) + 1), [0] * (len(GATE_PATHS) + 1)
+        self.turns, self.same = Counter(), Counter()
 
     def add(self, path: int, agreed: bool) -> None:
-        counted = [len(GATE_PATHS)] if path < 0 else [path, len(GATE_PATHS)]  # its rule's (if any) and the total
-        for index in counted:
-            self.turns[index] += 1
-            self.same[index] += int(agreed)
+        for key in ["all", GATE_PATHS[path]] if path >= 0 else ["all"]:
+            self.turns[key] += 1
+            self.same[key] += int(agreed)
 
     def summary(self) -> dict:
         """``turns``, ``agreement`` and per rule ``turns PATH`` and ``agree PATH`` (NaN without turns)."""
-        share = [same / turns if turns else float("nan") for same, turns in zip(self.same, self.turns)]
-        out = {"turns": self.turns[-1], "agreement": share[-1]}
-        for index, path in enumerate(GATE_PATHS):
-            out |= {f"turns {path}": self.turns[index], f"agree {path}": share[index]}
+        share = {
+            key: self.same[key] / self.turns[key] if self.turns[key] else float("nan") for key in ("all", *GATE_PATHS)
+        }
+        out = {"turns": self.turns["all"], "agreement": share["all"]}
+        for path in GATE_PATHS:
+            out |= {f"turns {path}": self.turns[path], f"agree {path}": share[path]}
         return out
 
 
@@ -105,7 +107,8 @@ def main() -> None:
     cells = [(w, load, m) for w in args.workloads for load in args.loads for m in args.sizes]
     for workload, load, nodes in cells:
         seeds = range(VALIDATION_SEED, VALIDATION_SEED + args.seeds)
-        played = [agreement(workload, nodes, s, args.horizon, args.teacher, args.checkpoint, load) for s in seeds]
+        student = mara_agents.make("mara_generalist", **({"checkpoint": args.checkpoint} if args.checkpoint else {}))
+        played = [agreement(workload, nodes, s, args.horizon, args.teacher, student, load) for s in seeds]
         records[f"{workload}/{load}/M{nodes}"] = played
         rows.append([workload, load, str(nodes), *summary_row(played)])
     which = f"`{args.checkpoint}`" if args.checkpoint else "the shipped `mara_generalist`"

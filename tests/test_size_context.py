@@ -19,7 +19,7 @@ def _net(size_context: bool) -> SlotMARANet:
 
 
 def _with_nodes(vector: np.ndarray, nodes: int) -> np.ndarray:
-    """The same observation with another ``M`` in its header (nothing else in it depends on M's value)."""
+    """A copy of the observation with another ``M`` in its header and nothing else changed."""
     changed = vector.copy()
     changed[NUM_NODES] = nodes
     return changed
