@@ -112,3 +112,4 @@ def test_on_request_scenarios_stay_out_of_the_default_suite():
         "M64 tabular train",
     ]
     assert "M32 tabular train" in module.ON_REQUEST and "M4 charlm train" in module.ON_REQUEST
+    assert "M32 tabular extreme" in module.ON_REQUEST and "M64 tabular heavy" in module.ON_REQUEST
