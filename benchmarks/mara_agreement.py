@@ -27,7 +27,7 @@ import mara_agents
 import mara_env
 from mara_agents.base import Scheduler
 from mara_agents.mara.slot_network import GATE_PATHS
-from mara_agents.mara.teacher import Teacher, parse_teacher
+from mara_agents.mara.teacher import Teacher, candidate_name, parse_teacher
 from mara_agents.stats import format_table
 from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
@@ -60,7 +60,7 @@ def agreement(
         label = guide.action(env, observation)
         tally.add(guide.path(), student.act(observation, agent) == label)
         env.step(label)
-    return {"planner": guide.chosen, **tally.summary()}
+    return {"planner": candidate_name(guide.chosen), **tally.summary()}
 
 
 class PathTally:

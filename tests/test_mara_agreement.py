@@ -29,3 +29,12 @@ def test_a_cell_weights_its_episodes_by_turns():
     row = agreement.summary_row([first, second])
     # 40 turns, 9 + 15 agreeing; edf 30 turns, 9 + 10 agreeing; no srw turn; uniform 10 turns, 5 agreeing
     assert row == ["edf_uniform", "40", "0.600", "0", "-", "30", "0.633", "10", "0.500"]
+
+
+def test_a_shipped_candidate_is_named_by_its_alias_not_by_a_path():
+    from mara_agents.mara.teacher import CANDIDATE_ALIASES, candidate_name
+
+    assert candidate_name(CANDIDATE_ALIASES["fifth_generalist"]) == "fifth_generalist"
+    assert "/" in CANDIDATE_ALIASES["ninth_generalist"]  # what the report printed before
+    assert candidate_name("mara_generalist:runs/mine.pt") == "mara_generalist:runs/mine.pt"
+    assert candidate_name("srw") == "srw"

@@ -79,6 +79,15 @@ GENERALIST_TEACHER = (
 )
 
 
+def candidate_name(spec: str) -> str:
+    """The short name of a candidate spec for reports: its alias (``fifth_generalist``) if it has one, so a
+    report holds no machine's path, else the spec itself."""
+    for alias, full in CANDIDATE_ALIASES.items():
+        if spec == full:
+            return alias
+    return spec
+
+
 def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
     """``(teacher, candidates)`` of a teacher name: ``best_shared+SPEC`` adds candidate agents to ``BEST_OF``.
 
