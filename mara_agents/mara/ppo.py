@@ -243,13 +243,19 @@ def _reuse_warm_start(net, reused: tuple, returns_stats: RunningMeanStd, source:
     return {**stats, "from": str(source)}
 
 
+def warm_start_seeds(seed: int, episodes: int, scenarios: bool) -> list[int]:
+    """The seeds of a run's warm-start (teacher) episodes: from 1,500,000,000 on scenarios (above every
+    rollout seed), else from 20,000,000; a run's ``seed`` moves them by 100,000."""
+    first = (TRAINING_SEED_BASE + 500_000_000 if scenarios else 20_000_000) + seed * 100_000
+    return [first + i for i in range(episodes)]
+
+
 def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, threads: int, progress: bool) -> dict:
     """Clone the teacher on its own episodes; start value normalisation from their returns."""
     from mara_agents.mara.imitation import clone, collect_demonstrations
 
     began = time.perf_counter()
-    first = (TRAINING_SEED_BASE + 500_000_000 if config.scenarios else 20_000_000) + config.seed * 100_000
-    seeds = [first + i for i in range(config.warm_start_episodes)]
+    seeds = warm_start_seeds(config.seed, config.warm_start_episodes, config.scenarios is not None)
     demos = collect_demonstrations(config.env, config.teacher, seeds, config.processes, progress, config.scenarios)
     m, k = batch_sizes(config)
     with torch_threads(threads):  # no workers run yet: the cloning may use every core

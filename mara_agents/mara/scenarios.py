@@ -141,6 +141,19 @@ class ScenarioSampler:
         if self.focus is not None and not low <= self.focus.min_nodes <= high:
             raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {self.focus.min_nodes}")
 
+    @classmethod
+    def from_record(cls, record: dict) -> ScenarioSampler:
+        """The sampler a run recorded (``dataclasses.asdict`` of one, as a checkpoint's config holds it:
+        JSON turned its tuples into lists)."""
+        fields = dict(record)
+        for name in ("nodes", "rows_per_node", "loads", "arrivals", "workloads", "horizon"):
+            if fields.get(name) is not None:
+                fields[name] = tuple(fields[name])
+        if fields.get("focus") is not None:
+            focus = dict(fields["focus"])
+            fields["focus"] = ScenarioFocus(**{**focus, "loads": tuple(focus["loads"])})
+        return cls(**fields)
+
     @property
     def max_nodes(self) -> int:
         """The largest ``M`` drawn (the size states are padded to)."""
