@@ -16,22 +16,22 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-import torch
-
+from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.ppo import warm_start_seeds
 from mara_agents.mara.scenarios import ScenarioSampler, scenario_settings
 from mara_agents.stats import format_table
 from mara_env.forecast.evaluation import write_report
 
-SIZE_BANDS = ((2, 5), (6, 16), (17, 32), (33, 64))  # the table's 4, 8, 32 and 64 nodes fall one per band
+# not scenarios.SIZE_BANDS (the guide's bands): here the table's 4, 8, 32 and 64 nodes fall one per band
+COVERAGE_BANDS = ((2, 5), (6, 16), (17, 32), (33, 64))
 
 
 def band_of(nodes: int) -> str:
     """The label of the size band ``nodes`` falls in (``LO-HI``)."""
-    for low, high in SIZE_BANDS:
+    for low, high in COVERAGE_BANDS:
         if low <= nodes <= high:
             return f"{low}-{high}"
-    raise ValueError(f"nodes must be within {SIZE_BANDS[0][0]}-{SIZE_BANDS[-1][1]}, got {nodes}")
+    raise ValueError(f"nodes must be within {COVERAGE_BANDS[0][0]}-{COVERAGE_BANDS[-1][1]}, got {nodes}")
 
 
 def coverage(scenarios: list[dict]) -> dict[str, dict[str, list[float]]]:
@@ -44,8 +44,11 @@ def coverage(scenarios: list[dict]) -> dict[str, dict[str, list[float]]]:
 
 def recorded_run(checkpoint: Path) -> tuple[ScenarioSampler, int, int]:
     """``(sampler, seed, warm-start episodes)`` a checkpoint's run recorded; ``SystemExit`` if it has none."""
-    saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
-    config = (saved.get("extra") or {}).get("config") or {}
+    try:  # the package's loader: a corrupt or foreign file gets its clear error, and nothing is unpickled
+        _, _, extra = load_checkpoint(checkpoint)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    config = extra.get("config") or {}
     if not config.get("scenarios"):
         raise SystemExit(f"{checkpoint}: no scenario sampler recorded (not a --generalist run's checkpoint)")
     return ScenarioSampler.from_record(config["scenarios"]), int(config["seed"]), int(config["warm_start_episodes"])
@@ -65,7 +68,7 @@ def main() -> None:
         parser.error(f"--episodes must be >= 1, got {episodes}")
     drawn = [scenario_settings({}, sampler, s) for s in warm_start_seeds(seed, episodes, scenarios=True)]
     counts = coverage(drawn)
-    bands = [f"{low}-{high}" for low, high in SIZE_BANDS]
+    bands = [f"{low}-{high}" for low, high in COVERAGE_BANDS]
     rows = [
         [workload, *[_cell(by_band.get(band, [])) for band in bands], str(sum(map(len, by_band.values())))]
         for workload, by_band in counts.items()

@@ -43,9 +43,17 @@ def test_coverage_counts_episodes_by_workload_and_size_band():
 
 
 def test_a_checkpoint_without_a_sampler_is_refused(tmp_path):
-    import torch
+    from mara_agents.mara.checkpoint import save_checkpoint
+    from mara_agents.mara.network import MARANet
 
-    path = tmp_path / "plain.pt"
-    torch.save({"extra": {"config": {"scenarios": None, "seed": 0, "warm_start_episodes": 4}}}, path)
+    extra = {"config": {"scenarios": None, "seed": 0, "warm_start_episodes": 4}}
+    path = save_checkpoint(MARANet(), tmp_path / "plain.pt", {}, extra)
     with pytest.raises(SystemExit, match="no scenario sampler recorded"):
+        coverage.recorded_run(path)
+
+
+def test_a_file_that_is_no_checkpoint_is_refused_with_the_loaders_error(tmp_path):
+    path = tmp_path / "corrupt.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit, match="corrupt.pt"):
         coverage.recorded_run(path)
