@@ -15,7 +15,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-random-window           # (generalist) big clusters' learned slots at the end of the episode
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --no-uniform-pick            # (generalist) no third skip path on the row uniform picks
-    --size-context               # (slot actor) the slot's context holds log2 M: the policy sees the cluster size
+    --no-size-context            # (generalist) log2 M left out of the slot's context: blind to the cluster size
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
@@ -52,8 +52,10 @@ from mara_env.forecast import FORECASTERS
 # greedy play idle at every turn (completion 0.0), 12 epochs gave 0.51-0.71 (docs/mara_policy.md).
 SLOT_WARM_START_EPOCHS = 12
 # With planner hints the slot actor clones srw to 94% agreement in 4 epochs of 10 episodes (99.7% in 6
-# epochs of 40); the generalist clones the "best" teacher (srw or edf, episode by episode).
-GENERALIST_WARM_START = (60, 4)  # (episodes, epochs)
+# epochs of 40); the generalist clones the "best" teacher (srw or edf, episode by episode). With the size
+# context it needs the wider draw: 60 episodes held only 11 on 2-5 nodes and lost small clusters, 120 in
+# 2 epochs (the same number of cloning steps) kept them (docs/mara_policy.md, the forty-eighth run).
+GENERALIST_WARM_START = (120, 2)  # (episodes, epochs)
 GENERALIST_TURNS = 200_000
 # The generalist reads flow forecasts with common random numbers: a task's forecast is a function of its
 # history alone, so it does not jitter from slot to slot; +3.4 points over plain flow on 36 hard-forecast
@@ -131,8 +133,8 @@ def parse_args() -> argparse.Namespace:
         "--size-context",
         action=argparse.BooleanOptionalAction,
         help="(slot actor) the slot's context also holds log2 M, so the policy can tell cluster sizes apart "
-        "(a teacher candidate limited to some sizes otherwise teaches a blend; default: off, docs/mara_policy.md, "
-        "the forty-sixth run)",
+        "(a teacher candidate limited to some sizes otherwise teaches a blend; default: on with --generalist, "
+        "docs/mara_policy.md, the forty-eighth run)",
     )
     parser.add_argument(
         "--rule-start",
@@ -292,7 +294,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.architecture = args.architecture
     if args.size_context and config.architecture != "slot":
         raise SystemExit("--size-context is a setting of the slot actor: it needs --generalist or --architecture slot")
-    config.size_context = bool(args.size_context)
+    # on by default for the generalist's slot actor (the forty-eighth run's recipe), off otherwise
+    default_size_context = args.generalist and config.architecture == "slot"
+    config.size_context = default_size_context if args.size_context is None else args.size_context
     for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
         if given and (args.no_warmup or not args.generalist):
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")

@@ -55,7 +55,8 @@ def test_the_size_context_round_trips_and_old_checkpoints_lack_it(tmp_path):
 
 def test_train_mara_sets_the_size_context_only_on_the_slot_actor(monkeypatch):
     assert _train_mara_config(monkeypatch, "--generalist", "--size-context").size_context is True
-    assert _train_mara_config(monkeypatch, "--generalist").size_context is False  # off by default: not shipped
+    assert _train_mara_config(monkeypatch, "--generalist").size_context is True  # on for the generalist's slot actor
+    assert _train_mara_config(monkeypatch, "--generalist", "--architecture", "joint").size_context is False
     assert _train_mara_config(monkeypatch, "--generalist", "--no-size-context").size_context is False
     assert _train_mara_config(monkeypatch, "--architecture", "slot", "--size-context").size_context is True
     assert _train_mara_config(monkeypatch).size_context is False

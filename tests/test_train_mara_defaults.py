@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from mara_agents.mara.scenarios import ScenarioFocus
+from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.scenarios import ScenarioFocus, ScenarioSampler
+from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT
 from tests.test_mara_policy import _train_mara_config
 
 THIRTY_SECOND_TEACHER = "best_shared+uniform+fifth_generalist@16+ninth_generalist+thirtieth_generalist"
@@ -22,6 +24,7 @@ FORTY_THIRD_FLAGS = (
     "0.3",
 )
 OLD_DEFAULTS_OFF = ("--no-mixed-warmup", "--no-random-window", "--no-uniform-pick", "--gate-coef", "0", "--no-focus")
+FORTY_FIFTH_OFF = ("--no-size-context", "--warm-start-episodes", "60", "--warm-start-epochs", "4")
 THIRTY_SECOND_CANDIDATES = ("uniform", "fifth_generalist@16", "ninth_generalist", "thirtieth_generalist")
 
 
@@ -37,36 +40,63 @@ def _teacher_also(*candidates: str) -> list[str]:
     return [arg for name in candidates for arg in ("--teacher-also", name)]
 
 
-def test_the_default_generalist_run_is_the_forty_fifth_recipe(monkeypatch):
+# what the forty-eighth recipe changed: the size context and a wider cloning draw
+SIZE_CONTEXT_SETTINGS = ("size_context", "warm_start_episodes", "warm_start_epochs")
+FORTY_EIGHTH_FLAGS = ("--size-context", "--warm-start-episodes", "120", "--warm-start-epochs", "2")
+
+
+def test_the_default_generalist_run_is_the_forty_eighth_recipe(monkeypatch):
     default = _train_mara_config(monkeypatch, "--generalist")
     assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+{FORTY_FIFTH_CORNERS}"
     assert default.scenarios.mixed_warmup and default.scenarios.random_window
     assert default.uniform_pick and default.gate_coef == 0.5
     assert default.scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
-    # naming the defaults changes nothing: the forty-fifth run's own flags (the forty-third's with its
-    # teacher's corners widened) give the same settings, its teacher included
+    assert default.size_context and (default.warm_start_episodes, default.warm_start_epochs) == (120, 2)
+    # naming the defaults changes nothing: the forty-eighth run's own flags (the forty-third's with its
+    # teacher's corners widened, the size context and a wider cloning draw) give the same settings
     also = _teacher_also(*THIRTY_SECOND_CANDIDATES, "edf_uniform", *FORTY_FIFTH_CORNERS.split("+"))
-    spelled = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS)
+    spelled = _train_mara_config(
+        monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS, *FORTY_EIGHTH_FLAGS
+    )
     assert _settings(spelled) == _settings(default)
+
+
+def test_the_forty_fifth_recipe_is_the_default_without_the_size_context(monkeypatch):
+    old = _train_mara_config(monkeypatch, "--generalist", *FORTY_FIFTH_OFF)
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert not old.size_context and (old.warm_start_episodes, old.warm_start_epochs) == (60, 4)
+    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
+    assert changed == set(SIZE_CONTEXT_SETTINGS)
+
+
+def test_the_shipped_generalist_was_trained_by_the_default_run(monkeypatch):
+    """The checkpoint ``mara_generalist`` loads records the settings the default ``--generalist`` run uses."""
+    _, _, extra = load_checkpoint(GENERALIST_CHECKPOINT)
+    recorded = dict(extra["config"])
+    recorded["scenarios"] = ScenarioSampler.from_record(recorded["scenarios"])
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert recorded == {field.name: getattr(default, field.name) for field in dataclasses.fields(default)}
 
 
 def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypatch):
     also = _teacher_also(*THIRTY_SECOND_CANDIDATES)
-    old = _train_mara_config(monkeypatch, "--generalist", *OLD_DEFAULTS_OFF, "--teacher", "best_shared", *also)
+    off = (*OLD_DEFAULTS_OFF, *FORTY_FIFTH_OFF)
+    old = _train_mara_config(monkeypatch, "--generalist", *off, "--teacher", "best_shared", *also)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.teacher == THIRTY_SECOND_TEACHER
     assert not old.scenarios.mixed_warmup and not old.scenarios.random_window and old.scenarios.focus is None
     assert not old.uniform_pick and old.gate_coef == 0.0
     # every other setting is the default run's (table sizes, forecaster, schedule, row buckets, ...)
     changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
-    assert changed == {"teacher", "scenarios", "uniform_pick", "gate_coef"}
+    assert changed == {"teacher", "scenarios", "uniform_pick", "gate_coef", *SIZE_CONTEXT_SETTINGS}
     newer = {"mixed_warmup": True, "random_window": True, "focus": default.scenarios.focus}
     assert dataclasses.replace(old.scenarios, **newer) == default.scenarios
 
 
 def test_the_forty_third_recipe_is_the_default_with_its_narrower_corner(monkeypatch):
     also = _teacher_also(*THIRTY_SECOND_CANDIDATES, "edf_uniform", "edf_uniform~rl,24,0.7")
-    old = _train_mara_config(monkeypatch, "--generalist", "--teacher", "best_shared", *also)
+    old = _train_mara_config(monkeypatch, "--generalist", *FORTY_FIFTH_OFF, "--teacher", "best_shared", *also)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
-    assert {key for key, value in _settings(old).items() if _settings(default)[key] != value} == {"teacher"}
+    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
+    assert changed == {"teacher", *SIZE_CONTEXT_SETTINGS}
