@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.ppo import PPOConfig
 from mara_agents.mara.scenarios import ScenarioFocus, ScenarioSampler
 from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT
 from tests.test_mara_policy import _train_mara_config
@@ -74,8 +75,7 @@ def test_the_shipped_generalist_was_trained_by_the_default_run(monkeypatch):
     _, _, extra = load_checkpoint(GENERALIST_CHECKPOINT)
     recorded = dict(extra["config"])
     recorded["scenarios"] = ScenarioSampler.from_record(recorded["scenarios"])
-    default = _train_mara_config(monkeypatch, "--generalist")
-    assert recorded == {field.name: getattr(default, field.name) for field in dataclasses.fields(default)}
+    assert PPOConfig(**recorded) == _train_mara_config(monkeypatch, "--generalist")
 
 
 def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypatch):
