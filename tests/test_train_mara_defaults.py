@@ -41,23 +41,25 @@ def _teacher_also(*candidates: str) -> list[str]:
     return [arg for name in candidates for arg in ("--teacher-also", name)]
 
 
-# what the forty-eighth recipe changed: the size context and a wider cloning draw
+# what the forty-eighth recipe changed: the size context and a wider cloning draw; the fiftieth drew
+# half as many cloning episodes again
 SIZE_CONTEXT_SETTINGS = ("size_context", "warm_start_episodes", "warm_start_epochs")
-FORTY_EIGHTH_FLAGS = ("--size-context", "--warm-start-episodes", "120", "--warm-start-epochs", "2")
+FIFTIETH_FLAGS = ("--size-context", "--warm-start-episodes", "180", "--warm-start-epochs", "2")
+FORTY_EIGHTH_OFF = ("--warm-start-episodes", "120")
 
 
-def test_the_default_generalist_run_is_the_forty_eighth_recipe(monkeypatch):
+def test_the_default_generalist_run_is_the_fiftieth_recipe(monkeypatch):
     default = _train_mara_config(monkeypatch, "--generalist")
     assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+{FORTY_FIFTH_CORNERS}"
     assert default.scenarios.mixed_warmup and default.scenarios.random_window
     assert default.uniform_pick and default.gate_coef == 0.5
     assert default.scenarios.focus == ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)
-    assert default.size_context and (default.warm_start_episodes, default.warm_start_epochs) == (120, 2)
-    # naming the defaults changes nothing: the forty-eighth run's own flags (the forty-third's with its
+    assert default.size_context and (default.warm_start_episodes, default.warm_start_epochs) == (180, 2)
+    # naming the defaults changes nothing: the fiftieth run's flags spelled out (the forty-third's with its
     # teacher's corners widened, the size context and a wider cloning draw) give the same settings
     also = _teacher_also(*THIRTY_SECOND_CANDIDATES, "edf_uniform", *FORTY_FIFTH_CORNERS.split("+"))
     spelled = _train_mara_config(
-        monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS, *FORTY_EIGHTH_FLAGS
+        monkeypatch, "--generalist", "--teacher", "best_shared", *also, *FORTY_THIRD_FLAGS, *FIFTIETH_FLAGS
     )
     assert _settings(spelled) == _settings(default)
 
@@ -68,6 +70,14 @@ def test_the_forty_fifth_recipe_is_the_default_without_the_size_context(monkeypa
     assert not old.size_context and (old.warm_start_episodes, old.warm_start_epochs) == (60, 4)
     changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
     assert changed == set(SIZE_CONTEXT_SETTINGS)
+
+
+def test_the_forty_eighth_recipe_is_the_default_with_fewer_cloning_episodes(monkeypatch):
+    old = _train_mara_config(monkeypatch, "--generalist", *FORTY_EIGHTH_OFF)
+    default = _train_mara_config(monkeypatch, "--generalist")
+    assert old.size_context and (old.warm_start_episodes, old.warm_start_epochs) == (120, 2)
+    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
+    assert changed == {"warm_start_episodes"}
 
 
 def test_the_shipped_generalist_was_trained_by_the_default_run(monkeypatch):
