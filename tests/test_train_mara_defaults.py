@@ -36,6 +36,12 @@ def _settings(config) -> dict:
     return dataclasses.asdict(config)
 
 
+def _changed(old, default) -> set[str]:
+    """The names of the settings in which ``old`` differs from ``default``."""
+    new = _settings(default)
+    return {key for key, value in _settings(old).items() if new[key] != value}
+
+
 def _teacher_also(*candidates: str) -> list[str]:
     """``--teacher-also NAME`` for each candidate, as a user types them."""
     return [arg for name in candidates for arg in ("--teacher-also", name)]
@@ -68,16 +74,14 @@ def test_the_forty_fifth_recipe_is_the_default_without_the_size_context(monkeypa
     old = _train_mara_config(monkeypatch, "--generalist", *FORTY_FIFTH_OFF)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert not old.size_context and (old.warm_start_episodes, old.warm_start_epochs) == (60, 4)
-    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
-    assert changed == set(SIZE_CONTEXT_SETTINGS)
+    assert _changed(old, default) == set(SIZE_CONTEXT_SETTINGS)
 
 
 def test_the_forty_eighth_recipe_is_the_default_with_fewer_cloning_episodes(monkeypatch):
     old = _train_mara_config(monkeypatch, "--generalist", *FORTY_EIGHTH_OFF)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.size_context and (old.warm_start_episodes, old.warm_start_epochs) == (120, 2)
-    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
-    assert changed == {"warm_start_episodes"}
+    assert _changed(old, default) == {"warm_start_episodes"}
 
 
 def test_the_shipped_generalist_was_trained_by_the_default_run(monkeypatch):
@@ -97,8 +101,7 @@ def test_the_thirty_second_recipe_comes_back_with_the_new_defaults_off(monkeypat
     assert not old.scenarios.mixed_warmup and not old.scenarios.random_window and old.scenarios.focus is None
     assert not old.uniform_pick and old.gate_coef == 0.0
     # every other setting is the default run's (table sizes, forecaster, schedule, row buckets, ...)
-    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
-    assert changed == {"teacher", "scenarios", "uniform_pick", "gate_coef", *SIZE_CONTEXT_SETTINGS}
+    assert _changed(old, default) == {"teacher", "scenarios", "uniform_pick", "gate_coef", *SIZE_CONTEXT_SETTINGS}
     newer = {"mixed_warmup": True, "random_window": True, "focus": default.scenarios.focus}
     assert dataclasses.replace(old.scenarios, **newer) == default.scenarios
 
@@ -108,5 +111,4 @@ def test_the_forty_third_recipe_is_the_default_with_its_narrower_corner(monkeypa
     old = _train_mara_config(monkeypatch, "--generalist", *FORTY_FIFTH_OFF, "--teacher", "best_shared", *also)
     default = _train_mara_config(monkeypatch, "--generalist")
     assert old.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+edf_uniform~rl,24,0.7"
-    changed = {key for key, value in _settings(old).items() if _settings(default)[key] != value}
-    assert changed == {"teacher", *SIZE_CONTEXT_SETTINGS}
+    assert _changed(old, default) == {"teacher", *SIZE_CONTEXT_SETTINGS}
