@@ -44,7 +44,7 @@ def test_path_weights_are_the_gates_mix_of_the_skip_paths():
     net = _net(uniform_pick=True)
     with torch.no_grad():
         net.gate.bias.copy_(torch.tensor([math.log(2.0), math.log(3.0)]))  # srw, uniform against edf's 0
-    observation = torch.as_tensor(_demos(seeds=[0]).obs[:1])
+    observation = _demos(seeds=[0]).obs.batch([0])
     mask = torch.ones(1, ENV["max_tasks"] + 1)
     _, weights = net.logits_and_paths(observation, mask)
     assert weights[0].tolist() == pytest.approx([2 / 6, 1 / 6, 3 / 6], abs=1e-6)  # softmax of (log 2, 0, log 3)
@@ -65,7 +65,7 @@ def test_a_pinned_gate_gives_its_path_all_the_weight_and_leaves_the_network_alon
     with torch.no_grad():
         net.gate.weight.normal_()  # a gate that reads the slot, as a trained one does
     before = {name: value.clone() for name, value in net.state_dict().items()}
-    observation = torch.as_tensor(_demos(seeds=[0]).obs[:5])
+    observation = _demos(seeds=[0]).obs.batch(range(5))
     mask = torch.ones(5, ENV["max_tasks"] + 1)
     _, weights = pin_gate(net, path).logits_and_paths(observation, mask)
     assert np.allclose(weights.detach().numpy(), np.array([expected] * 5), rtol=0, atol=1e-9)
@@ -114,7 +114,7 @@ def test_supervised_cloning_moves_the_gate_to_the_labelled_path():
         )
         with torch.no_grad():
             weights[coef] = float(
-                net.logits_and_paths(torch.as_tensor(demos.obs), torch.as_tensor(demos.masks))[1][:, 1].mean()
+                net.logits_and_paths(torch.as_tensor(demos.obs.full()), torch.as_tensor(demos.masks))[1][:, 1].mean()
             )
         assert (stats["gate_loss"] > 0) == (coef > 0)
     assert weights[2.0] > 0.9 and weights[2.0] > weights[0.0] + 0.2

@@ -9,6 +9,7 @@ import torch
 import mara_env
 from mara_agents.mara.advantages import RunningMeanStd
 from mara_agents.mara.imitation import Demonstrations, clone
+from mara_agents.mara.packed_vectors import PackedVectors
 from mara_agents.mara.ppo import PPOConfig, _update
 from mara_agents.mara.row_buckets import padded_logits, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.scenarios import Padding
@@ -101,7 +102,9 @@ def test_size_buckets_cover_every_sample_once_in_batches_of_one_size():
 
 def test_cloning_on_one_bucketed_batch_matches_the_padded_batch():
     obs, masks, states, actions = _padded_turns()
-    demos = Demonstrations(obs, masks, states, actions, np.linspace(3.0, 0.0, len(actions)), np.array([0.5]))
+    returns = np.linspace(3.0, 0.0, len(actions))
+    packed_obs, packed_states = PackedVectors.pack(obs), PackedVectors.pack(states, state=True)
+    demos = Demonstrations(packed_obs, masks, packed_states, actions, returns, np.array([0.5]))
     results = []
     for buckets in (False, True):
         torch.manual_seed(0)

@@ -17,7 +17,8 @@ import torch
 from tqdm.auto import tqdm
 
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.row_buckets import rows_needed, size_buckets, trim_batch
+from mara_agents.mara.packed_vectors import PackedVectors, joined
+from mara_agents.mara.row_buckets import size_buckets
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
@@ -28,13 +29,13 @@ from mara_env.env import live_turns, raw_env
 
 @dataclass
 class Demonstrations:
-    """Arrays over node turns: ``obs``, ``masks``, ``states``, ``actions`` (teacher), ``returns``, and
-    ``paths``, the planner the teacher followed (``slot_network.GATE_PATHS``; -1 or ``None``: none);
-    ``completion_rates`` per episode."""
+    """Over node turns: ``obs`` and ``states`` (packed: only the rows each uses), arrays of ``masks``,
+    ``actions`` (teacher), ``returns``, and ``paths``, the planner the teacher followed
+    (``slot_network.GATE_PATHS``; -1 or ``None``: none); ``completion_rates`` per episode."""
 
-    obs: np.ndarray
+    obs: PackedVectors
     masks: np.ndarray
-    states: np.ndarray
+    states: PackedVectors
     actions: np.ndarray
     returns: np.ndarray
     completion_rates: np.ndarray
@@ -84,8 +85,11 @@ def play_teacher_episode(
     return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, np.asarray(paths)
 
 
-def _play(args: tuple) -> tuple[np.ndarray, ...]:
-    return play_teacher_episode(*args)
+def _play(args: tuple) -> tuple:
+    """One teacher episode with its observations and states packed (in the worker: the padded vectors
+    never reach the parent)."""
+    obs, masks, states, *rest = play_teacher_episode(*args)
+    return (PackedVectors.pack(obs), masks, PackedVectors.pack(states, state=True), *rest)
 
 
 def collect_demonstrations(
@@ -104,27 +108,14 @@ def collect_demonstrations(
     parts = [list(field) for field in zip(*episodes)]
     del episodes  # the fields' lists now hold the only references, which joined() releases
     return Demonstrations(
-        obs=joined(parts[0], np.float32),
+        obs=PackedVectors.concatenate(parts[0]),
         masks=joined(parts[1], np.float32),
-        states=joined(parts[2], np.float32),
+        states=PackedVectors.concatenate(parts[2]),
         actions=joined(parts[3], np.int64),
         returns=joined(parts[4], np.float64),
         completion_rates=np.asarray(parts[5]),
         paths=joined(parts[6], np.int64),
     )
-
-
-def joined(pieces: list[np.ndarray], dtype: type) -> np.ndarray:
-    """``np.concatenate(pieces)`` as ``dtype``, releasing each piece (``pieces[i] = None``) once it is
-    copied, so that the demonstrations are not held twice at once (a 180-episode warm start on up to
-    128 rows ran out of 24 GB while they were concatenated and then cast, which copied them again)."""
-    out = np.empty((sum(len(piece) for piece in pieces), *pieces[0].shape[1:]), dtype=dtype)
-    start = 0
-    for index, piece in enumerate(pieces):
-        out[start : start + len(piece)] = piece
-        start += len(piece)
-        pieces[index] = None  # its memory returns before the next piece's pages of out are touched
-    return out
 
 
 def check_gate_supervision(net: MARANet, demos: Demonstrations | None, gate_coef: float) -> bool:
@@ -171,12 +162,12 @@ def clone(
     mean, std = float(demos.returns.mean()), float(demos.returns.std() + 1e-8)
     supervise_gate = check_gate_supervision(net, demos, gate_coef)
     paths = torch.as_tensor(demos.paths) if supervise_gate else None
-    tensors = [torch.as_tensor(a) for a in (demos.obs, demos.masks, demos.states, demos.actions)]
+    masks, actions = torch.as_tensor(demos.masks), torch.as_tensor(demos.actions)
     targets = torch.as_tensor((demos.returns - mean) / std, dtype=torch.float32)
     steps = epochs * ((len(demos) + batch_size - 1) // batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0 - step / steps)
     bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
-    sizes = rows_needed(demos.obs, demos.states) if row_buckets else None
+    sizes = np.maximum(np.maximum(demos.obs.rows_in_use, demos.states.rows_in_use), 1) if row_buckets else None
     for _epoch in range(epochs):
         totals = np.zeros(4)
         if sizes is None:
@@ -184,19 +175,19 @@ def clone(
         else:
             batches = size_buckets(sizes, batch_size, generator)
         for idx in batches:
-            obs, masks, states, actions = (t[idx] for t in tensors)
-            if sizes is not None:
-                obs, masks, states = trim_batch(obs, masks, states, int(sizes[idx].max()))
-            logits, gate = logits_and_gate_loss(net, obs, masks, None if paths is None else paths[idx])
+            rows = None if sizes is None else int(sizes[idx].max())
+            obs, states = demos.obs.batch(idx, rows), demos.states.batch(idx, rows)
+            mask = masks[idx] if rows is None else masks[idx, : rows + 1]
+            logits, gate = logits_and_gate_loss(net, obs, mask, None if paths is None else paths[idx])
             logits = logits.clamp(min=-1e9)  # masked logits stay finite
-            bc_loss = torch.nn.functional.cross_entropy(logits, actions)
+            bc_loss = torch.nn.functional.cross_entropy(logits, actions[idx])
             value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()
             optimiser.zero_grad()
             (bc_loss + value_loss + gate_coef * gate).backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optimiser.step()
             schedule.step()
-            accuracy = float((logits.argmax(-1) == actions).float().mean())
+            accuracy = float((logits.argmax(-1) == actions[idx]).float().mean())
             totals += np.array([bc_loss.item(), accuracy, value_loss.item(), gate.item()]) * idx.numel()
             bar.update()
         bar.set_postfix(acc=f"{totals[1] / len(demos):.3f}")
