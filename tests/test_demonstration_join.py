@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from mara_agents.mara.imitation import joined
+from mara_agents.mara.packed_vectors import joined
 
 
 def test_joined_equals_concatenate_cast_and_releases_each_piece():
@@ -28,7 +28,7 @@ def test_joining_adds_about_one_piece_to_the_peak_memory_not_a_whole_copy():
         """
         import resource
         import numpy as np
-        from mara_agents.mara.imitation import joined
+        from mara_agents.mara.packed_vectors import joined
         pieces = [np.ones((1024, 8192), dtype=np.float32) for _ in range(8)]
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         out = joined(pieces, np.float32)

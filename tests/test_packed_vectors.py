@@ -8,7 +8,7 @@ import torch
 
 import mara_env
 from mara_agents.mara.imitation import collect_demonstrations, play_teacher_episode
-from mara_agents.mara.packed_vectors import PackedVectors, joined
+from mara_agents.mara.packed_vectors import PackedVectors
 from mara_agents.mara.scenarios import Padding
 from mara_env.env import live_turns
 from mara_env.observation import ROW_FEATURES, layout_of
@@ -67,12 +67,6 @@ def test_concatenated_parts_keep_their_order_and_an_empty_table_packs():
     np.testing.assert_array_equal(whole.full(), np.concatenate((obs[:10], empty, obs[10:])))
     with pytest.raises(ValueError, match="non-empty"):
         PackedVectors.pack(obs[:0])
-
-
-def test_joined_casts_and_releases_its_pieces():
-    pieces = [np.arange(3), np.arange(2)]
-    out = joined(pieces, np.float32)
-    assert out.dtype == np.float32 and out.tolist() == [0, 1, 2, 0, 1] and pieces == [None, None]
 
 
 def test_demonstrations_hold_the_teacher_episodes_padded_vectors():
