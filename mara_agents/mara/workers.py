@@ -166,12 +166,26 @@ def one_torch_thread() -> None:
 
 
 def worker_loop(
-    connection, env_kwargs: dict, seed_lists: list[list[int]], teacher: str | None, scenarios: ScenarioSampler | None
+    connection,
+    env_kwargs: dict,
+    seed_lists: list[list[int]],
+    teacher: str | None,
+    scenarios: ScenarioSampler | None,
+    inherited: Sequence = (),
 ) -> None:
+    """Serve one share of env copies until told to close, or until the trainer's end of ``connection``
+    is gone (a killed trainer: the worker exits rather than wait forever). ``inherited`` are the trainer's
+    ends of the pipes that a fork copied into this process; they are closed first, else this worker
+    would hold its own pipe open."""
+    for end in inherited:
+        end.close()
     one_torch_thread()
     group = CopyGroup(env_kwargs, seed_lists, teacher, scenarios)
     while True:
-        command, payload = connection.recv()
+        try:
+            command, payload = connection.recv()
+        except EOFError:
+            return
         if command == "close":
             connection.close()
             return
@@ -214,9 +228,10 @@ class WorkerPool:
         self.connections, self.processes = [], []
         for share in self.shares:
             parent, child = context.Pipe()
-            args = (child, env_kwargs, [seeds[i] for i in share], teacher, scenarios)
+            args = (child, env_kwargs, [seeds[i] for i in share], teacher, scenarios, [*self.connections, parent])
             process = context.Process(target=worker_loop, args=args, daemon=True)
             process.start()
+            child.close()  # the worker's end lives in the worker only: its death is an EOFError here
             self.connections.append(parent)
             self.processes.append(process)
 
