@@ -67,6 +67,10 @@ def test_concatenated_parts_keep_their_order_and_an_empty_table_packs():
     np.testing.assert_array_equal(whole.full(), np.concatenate((obs[:10], empty, obs[10:])))
     with pytest.raises(ValueError, match="non-empty"):
         PackedVectors.pack(obs[:0])
+    bigger = Padding(max_tasks=40, max_nodes=8).observation
+    wider = np.stack([bigger({"observation": v, "action_mask": np.ones(33)})["observation"] for v in obs[:2]])
+    with pytest.raises(ValueError, match="one layout"):
+        PackedVectors.concatenate([PackedVectors.pack(obs[:2]), PackedVectors.pack(wider)])
 
 
 def test_demonstrations_hold_the_teacher_episodes_padded_vectors():

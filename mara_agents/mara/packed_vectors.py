@@ -47,7 +47,10 @@ class PackedVectors:
     @classmethod
     def concatenate(cls, parts: list[PackedVectors]) -> PackedVectors:
         """The parts' vectors in order (they share one layout); the list's items are released as they
-        are copied, so that the parts and the whole are not all held at once."""
+        are copied, so that the parts and the whole are not all held at once. ``ValueError`` if they do
+        not share one layout or there are none."""
+        if not parts or any((part.layout, part.state) != (parts[0].layout, parts[0].state) for part in parts):
+            raise ValueError("concatenate needs one or more packed parts of one layout (pad them to the same size)")
         head = joined([part.head for part in parts])
         starts = np.cumsum([0] + [len(part.rows) for part in parts[:-1]])
         offsets = np.concatenate([[0]] + [part.offsets[1:] + s for part, s in zip(parts, starts)])
