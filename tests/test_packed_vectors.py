@@ -9,6 +9,7 @@ import torch
 import mara_env
 from mara_agents.mara.imitation import collect_demonstrations, play_teacher_episode
 from mara_agents.mara.packed_vectors import PackedVectors
+from mara_agents.mara.row_buckets import rows_needed
 from mara_agents.mara.scenarios import Padding
 from mara_env.env import live_turns
 from mara_env.observation import ROW_FEATURES, layout_of
@@ -37,6 +38,12 @@ def test_packing_stores_only_rows_in_use_and_unpacks_exactly():
         assert len(packed.rows) == packed.rows_in_use.sum() <= 6 * len(vectors)  # at most the env's 6 rows each
         assert packed.nbytes < vectors.nbytes / 3  # 32 padded rows, at most 6 used
         np.testing.assert_array_equal(packed.full(), vectors)
+
+
+def test_rows_needed_reads_packed_vectors_as_padded_ones():
+    obs, states = _padded()
+    packed = rows_needed(PackedVectors.pack(obs), PackedVectors.pack(states, state=True))
+    assert packed.tolist() == rows_needed(obs, states).tolist() and packed.max() >= 4
 
 
 def test_a_batch_cut_to_fewer_rows_is_the_trimmed_padded_batch():

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.packed_vectors import PackedVectors, joined
-from mara_agents.mara.row_buckets import size_buckets
+from mara_agents.mara.row_buckets import rows_needed, size_buckets
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
@@ -167,7 +167,7 @@ def clone(
     steps = epochs * ((len(demos) + batch_size - 1) // batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0 - step / steps)
     bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
-    sizes = np.maximum(np.maximum(demos.obs.rows_in_use, demos.states.rows_in_use), 1) if row_buckets else None
+    sizes = rows_needed(demos.obs, demos.states) if row_buckets else None
     for _epoch in range(epochs):
         totals = np.zeros(4)
         if sizes is None:

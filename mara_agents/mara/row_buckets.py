@@ -14,16 +14,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from mara_agents.mara.packed_vectors import PackedVectors
 from mara_env.observation import layout_of
 
 POOL_BATCHES = 32  # batches per sorted pool: large enough for homogeneous batches, small enough to mix
 
 
-def rows_needed(obs: np.ndarray, states: np.ndarray) -> np.ndarray:
-    """Per sample, the rows its observation and its state use (at least 1)."""
-    obs_rows = layout_of(obs[0]).rows_in_use(obs)
-    state_rows = layout_of(states[0], state=True).rows_in_use(states, state=True)
-    return np.maximum(np.maximum(obs_rows, state_rows), 1)
+def rows_needed(obs: np.ndarray | PackedVectors, states: np.ndarray | PackedVectors) -> np.ndarray:
+    """Per sample, the rows its observation and its state use (at least 1); padded arrays or packed."""
+    return np.maximum(np.maximum(_rows_in_use(obs, False), _rows_in_use(states, True)), 1)
+
+
+def _rows_in_use(vectors: np.ndarray | PackedVectors, state: bool) -> np.ndarray:
+    if isinstance(vectors, np.ndarray):
+        return layout_of(vectors[0], state=state).rows_in_use(vectors, state)
+    return vectors.rows_in_use  # packed: counted when they were packed
 
 
 def size_buckets(
