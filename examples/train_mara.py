@@ -20,6 +20,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
     --no-focus                   # (generalist) every scenario drawn from the plain distribution
+    --also-focus tabular 24 0.7 3.5 0.15   # (generalist) and 15% more from big tabular clusters
     --no-row-buckets             # (generalist) minibatches drawn across table sizes, padded to the largest
     --guide-floor 0.25           # the teacher's cross-entropy never falls below this weight
     --guide-where-trailing       # (with --guide-floor) ... only on scenario kinds the teacher still leads
@@ -170,6 +171,14 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--no-focus", action="store_true", help="(--generalist) no focus: every scenario as drawn")
     parser.add_argument(
+        "--also-focus",
+        nargs=5,
+        action="append",
+        metavar=("WORKLOAD", "MIN_NODES", "LOAD_LOW", "LOAD_HIGH", "SHARE"),
+        help="(--generalist) one more focus beside --focus (or the default one), with its own SHARE of the "
+        "episodes; may be repeated (all shares add up to at most 1)",
+    )
+    parser.add_argument(
         "--row-buckets",
         action=argparse.BooleanOptionalAction,
         help="train on minibatches of similar table size cut to the rows they use: the same losses, several "
@@ -268,9 +277,15 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
         if args.focus is not None:
-            sampler = with_focus(sampler, args.focus)
+            sampler = dataclasses.replace(sampler, focus=parse_focus(args.focus, "--focus"))
         elif not (args.no_focus or args.quick):
             sampler = dataclasses.replace(sampler, focus=GENERALIST_FOCUS)
+        if args.also_focus:
+            more = tuple(parse_focus(values, "--also-focus") for values in args.also_focus)
+            try:
+                sampler = dataclasses.replace(sampler, more_foci=more)
+            except ValueError as error:  # shares over 1, or a focus on more nodes than drawn
+                raise SystemExit(f"--also-focus: {error}") from None
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
@@ -303,6 +318,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")
     if args.focus is not None and not args.generalist:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
+    if args.also_focus and not args.generalist:
+        raise SystemExit("--also-focus draws a share of the generalist's scenarios: it needs --generalist")
     if args.no_focus and not args.generalist:
         raise SystemExit("--no-focus turns off the generalist's focus: it needs --generalist")
     if args.focus is not None and args.no_focus:
@@ -374,14 +391,14 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     return config
 
 
-def with_focus(sampler: ScenarioSampler, values: list[str]) -> ScenarioSampler:
-    """``sampler`` with the ``--focus WORKLOAD MIN_NODES LOAD_LOW LOAD_HIGH SHARE`` it was given."""
+def parse_focus(values: list[str], flag: str) -> ScenarioFocus:
+    """The focus ``WORKLOAD MIN_NODES LOAD_LOW LOAD_HIGH SHARE`` given to ``flag``; ``SystemExit`` naming it
+    when a number does not parse or is out of its range."""
     workload, min_nodes, low, high, share = values
     try:
-        focus = ScenarioFocus(workload, int(min_nodes), (float(low), float(high)), float(share))
-        return dataclasses.replace(sampler, focus=focus)
-    except ValueError as error:  # a number that does not parse, or one out of its range
-        raise SystemExit(f"--focus {' '.join(values)}: {error}") from None
+        return ScenarioFocus(workload, int(min_nodes), (float(low), float(high)), float(share))
+    except ValueError as error:
+        raise SystemExit(f"{flag} {' '.join(values)}: {error}") from None
 
 
 def main() -> None:

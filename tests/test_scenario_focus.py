@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 
@@ -75,3 +78,55 @@ def test_without_a_focus_the_draws_are_those_from_before_it_existed():
     drawn = [sampler.sample(np.random.default_rng([seed, 0x5CE7])) for seed in range(3)]
     got = [(s["num_nodes"], s["max_tasks"], s["workload"], round(s["load"], 4)) for s in drawn]
     assert got == [(18, 53, "mixed", 2.3471), (14, 28, "wordlm", 3.173), (8, 9, "tabular", 3.0815)]
+
+
+TABULAR_BIG = ScenarioFocus("tabular", 24, (0.7, 3.5), 0.15)
+RL_DEFAULT = ScenarioFocus("rl", 24, (0.7, 3.5), 0.3)  # the default --generalist run's focus
+
+
+def _in(focus: ScenarioFocus, settings: dict) -> bool:
+    low, high = focus.loads
+    big_enough = settings["num_nodes"] >= focus.min_nodes
+    return settings["workload"] == focus.workload and big_enough and low <= settings["load"] <= high
+
+
+def test_more_foci_each_draw_their_share_and_leave_the_first_focus_as_it_was():
+    one = ScenarioSampler(max_tasks_cap=128, focus=RL_DEFAULT)
+    two = ScenarioSampler(max_tasks_cap=128, focus=one.focus, more_foci=(TABULAR_BIG,))
+    seeds = range(3000)
+    first = [one.sample(np.random.default_rng([seed, 3])) for seed in seeds]
+    both = [two.sample(np.random.default_rng([seed, 3])) for seed in seeds]
+    # one uniform draw picks the focus, the first one first: its episodes are the very same
+    picked = [one.draw_focus(np.random.default_rng([seed, 3])) is not None for seed in seeds]
+    assert [two.draw_focus(np.random.default_rng([seed, 3])) == one.focus for seed in seeds] == picked
+    assert [s for s, p in zip(first, picked) if p] == [s for s, p in zip(both, picked) if p]
+    assert 0.3 - 0.03 < np.mean(picked) < 0.3 + 0.03
+    share = np.mean([_in(TABULAR_BIG, s) for s in both])
+    base = np.mean([_in(TABULAR_BIG, s) for s in first])
+    assert base < 0.03
+    assert 0.15 - 0.025 < share - base < 0.15 + 0.025  # binomial sd is about 0.007
+
+
+def test_more_foci_round_trip_through_a_record_and_refuse_shares_over_one():
+    sampler = ScenarioSampler(max_tasks_cap=128, focus=RL_DEFAULT, more_foci=(TABULAR_BIG,))
+    record = json.loads(json.dumps(dataclasses.asdict(sampler)))  # as a checkpoint's config holds it
+    assert ScenarioSampler.from_record(record) == sampler
+    old = {key: value for key, value in record.items() if key != "more_foci"}  # a record from before the field
+    assert ScenarioSampler.from_record(old).more_foci == ()
+    with pytest.raises(ValueError, match=r"the foci's shares add up to more than 1: \[1.0, 0.15\]"):
+        ScenarioSampler(max_tasks_cap=128, focus=RL_OVERLOAD, more_foci=(TABULAR_BIG,))
+    with pytest.raises(ValueError, match=r"focus min_nodes must be within nodes \(2, 64\), got 100"):
+        ScenarioSampler(max_tasks_cap=128, more_foci=(ScenarioFocus("rl", 100, (2.0, 3.0), 0.1),))
+
+
+def test_train_mara_also_focus_adds_a_focus_beside_the_default_one(monkeypatch):
+    config = _train_mara_config(monkeypatch, "--generalist", "--also-focus", "tabular", "24", "0.7", "3.5", "0.15")
+    assert config.scenarios.focus == RL_DEFAULT
+    assert config.scenarios.more_foci == (TABULAR_BIG,)
+    assert _train_mara_config(monkeypatch, "--generalist").scenarios.more_foci == ()
+    with pytest.raises(SystemExit, match="--also-focus draws a share of the generalist's scenarios: it needs"):
+        _train_mara_config(monkeypatch, "--also-focus", "tabular", "24", "0.7", "3.5", "0.15")
+    with pytest.raises(SystemExit, match="--also-focus: the foci's shares add up to more than 1"):
+        _train_mara_config(monkeypatch, "--generalist", "--also-focus", "tabular", "24", "0.7", "3.5", "0.8")
+    with pytest.raises(SystemExit, match="--also-focus tabular 24 0.7 3.5 lots: could not convert"):
+        _train_mara_config(monkeypatch, "--generalist", "--also-focus", "tabular", "24", "0.7", "3.5", "lots")

@@ -63,6 +63,11 @@ class ScenarioFocus:
             raise ValueError(f"focus share must be in (0, 1], got {self.share}")
 
 
+def focus_from_record(record: dict) -> ScenarioFocus:
+    """The focus a run recorded (JSON turned its ``loads`` tuple into a list)."""
+    return ScenarioFocus(**{**record, "loads": tuple(record["loads"])})
+
+
 @dataclass(frozen=True)
 class ScenarioSampler:
     """A distribution of env settings; :meth:`sample` draws one scenario.
@@ -107,6 +112,10 @@ class ScenarioSampler:
     focus:
         A :class:`ScenarioFocus` that a share of the episodes is drawn from (``None``: none, and the
         draws are exactly those of a sampler without the field).
+    more_foci:
+        Further foci, each with its own share of the episodes (the shares of all foci add up to at most
+        1). One uniform draw picks the focus of an episode, ``focus`` first, so a sampler without
+        ``more_foci`` draws exactly as before the field existed.
     """
 
     nodes: tuple[int, int] = (2, 64)
@@ -124,6 +133,7 @@ class ScenarioSampler:
     random_window: bool = False
     fixed: dict = field(default_factory=lambda: {"shaping": True, "forecaster": "flow", "curve_split": "train"})
     focus: ScenarioFocus | None = None
+    more_foci: tuple[ScenarioFocus, ...] = ()
 
     def __post_init__(self) -> None:
         low, high = self.nodes
@@ -138,8 +148,11 @@ class ScenarioSampler:
             raise ValueError(f"unknown workloads {unknown}; registered: {sorted(WORKLOADS)}")
         if (self.mixed_warmup or self.random_window) and not self.warmup:
             raise ValueError("mixed_warmup and random_window shape the warm-up: they need warmup=True")
-        if self.focus is not None and not low <= self.focus.min_nodes <= high:
-            raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {self.focus.min_nodes}")
+        for focus in self.foci:
+            if not low <= focus.min_nodes <= high:
+                raise ValueError(f"focus min_nodes must be within nodes {self.nodes}, got {focus.min_nodes}")
+        if sum(focus.share for focus in self.foci) > 1.0 + 1e-9:
+            raise ValueError(f"the foci's shares add up to more than 1: {[focus.share for focus in self.foci]}")
 
     @classmethod
     def from_record(cls, record: dict) -> ScenarioSampler:
@@ -150,9 +163,25 @@ class ScenarioSampler:
             if fields.get(name) is not None:
                 fields[name] = tuple(fields[name])
         if fields.get("focus") is not None:
-            focus = dict(fields["focus"])
-            fields["focus"] = ScenarioFocus(**{**focus, "loads": tuple(focus["loads"])})
+            fields["focus"] = focus_from_record(fields["focus"])
+        fields["more_foci"] = tuple(map(focus_from_record, fields.get("more_foci") or ()))
         return cls(**fields)
+
+    @property
+    def foci(self) -> tuple[ScenarioFocus, ...]:
+        """Every focus, ``focus`` first."""
+        return ((self.focus,) if self.focus is not None else ()) + self.more_foci
+
+    def draw_focus(self, rng: np.random.Generator) -> ScenarioFocus | None:
+        """The focus of the next episode (``None``: an ordinary one); draws once, and only with a focus."""
+        if not self.foci:
+            return None
+        draw, reached = rng.random(), 0.0
+        for focus in self.foci:
+            reached += focus.share
+            if draw < reached:
+                return focus
+        return None
 
     @property
     def max_nodes(self) -> int:
@@ -161,8 +190,8 @@ class ScenarioSampler:
 
     def sample(self, rng: np.random.Generator) -> dict:
         """The ``raw_env`` settings of one scenario."""
-        focused = self.focus is not None and rng.random() < self.focus.share
-        smallest = self.focus.min_nodes if focused else self.nodes[0]
+        focus = self.draw_focus(rng)
+        smallest = focus.min_nodes if focus is not None else self.nodes[0]
         m = int(round(math.exp(rng.uniform(math.log(smallest), math.log(self.nodes[1] + 0.5) - 1e-9))))
         m = min(max(m, smallest), self.nodes[1])
         low, high = self.rows_per_node
@@ -178,8 +207,8 @@ class ScenarioSampler:
             "load": float(rng.uniform(*self.loads)),
             "arrivals": str(rng.choice(self.arrivals)),
         }
-        if focused:  # after the ordinary draws, so the rest of the scenario is drawn as for any other
-            settings["workload"], settings["load"] = self.focus.workload, float(rng.uniform(*self.focus.loads))
+        if focus is not None:  # after the ordinary draws, so the rest of the scenario is drawn as for any other
+            settings["workload"], settings["load"] = focus.workload, float(rng.uniform(*focus.loads))
         if rng.random() < self.hetero_share:
             settings["node_speeds"] = np.clip(rng.lognormal(0.0, 0.4, size=m), 0.25, 4.0).round(3).tolist()
         if rng.random() < self.fault_share:
