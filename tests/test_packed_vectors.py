@@ -15,10 +15,10 @@ from mara_env.env import live_turns
 from mara_env.observation import ROW_FEATURES, layout_of
 
 
-def _padded(turns: int = 150) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and states of a 3-node, 6-row env padded to 32 rows and 8 nodes (from its 60th
-    turn on, the tasks' first arrivals come about then: tables from empty to 4+ rows)."""
-    env = mara_env.raw_env(num_nodes=3, max_tasks=6, forecaster="wls", load="extreme", horizon=100)
+def _padded(turns: int = 150, num_nodes: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and states of a 3-node (``num_nodes``), 6-row env padded to 32 rows and 8 nodes
+    (from its 50th turn on, the tasks' first arrivals come about then: tables from empty to 4+ rows)."""
+    env = mara_env.raw_env(num_nodes=num_nodes, max_tasks=6, forecaster="wls", load="extreme", horizon=100)
     env.reset(seed=2)
     padding = Padding(max_tasks=32, max_nodes=8)
     obs, states = [], []
@@ -76,8 +76,22 @@ def test_concatenated_parts_keep_their_order_and_an_empty_table_packs():
         PackedVectors.pack(obs[:0])
     bigger = Padding(max_tasks=40, max_nodes=8).observation
     wider = np.stack([bigger({"observation": v, "action_mask": np.ones(33)})["observation"] for v in obs[:2]])
-    with pytest.raises(ValueError, match="one layout"):
+    with pytest.raises(ValueError, match="one padded shape"):
         PackedVectors.concatenate([PackedVectors.pack(obs[:2]), PackedVectors.pack(wider)])
+    with pytest.raises(ValueError, match="one padded shape"):
+        PackedVectors.concatenate([])
+
+
+def test_episodes_of_different_cluster_sizes_padded_alike_join():
+    # an observation's layout names its cluster's node count, which its padded vector does not depend on:
+    # a generalist's teacher episodes on 3 and 5 nodes must join (a 200-episode warm start failed on it)
+    small, large = _padded(num_nodes=3), _padded(num_nodes=5)
+    assert layout_of(small[0][0]) != layout_of(large[0][0])
+    for which, state in ((0, False), (1, True)):
+        whole = PackedVectors.concatenate(
+            [PackedVectors.pack(small[which], state), PackedVectors.pack(large[which], state)]
+        )
+        np.testing.assert_array_equal(whole.full(), np.concatenate((small[which], large[which])))
 
 
 def test_demonstrations_hold_the_teacher_episodes_padded_vectors():

@@ -46,11 +46,17 @@ class PackedVectors:
 
     @classmethod
     def concatenate(cls, parts: list[PackedVectors]) -> PackedVectors:
-        """The parts' vectors in order (they share one layout); the list's items are released as they
-        are copied, so that the parts and the whole are not all held at once. ``ValueError`` if they do
-        not share one layout or there are none."""
-        if not parts or any((part.layout, part.state) != (parts[0].layout, parts[0].state) for part in parts):
-            raise ValueError("concatenate needs one or more packed parts of one layout (pad them to the same size)")
+        """The parts' vectors in order (they share one padded shape); the list's items are released as
+        they are copied, so that the parts and the whole are not all held at once. ``ValueError`` if their
+        shapes differ or there are none.
+
+        The shape, not the whole layout, must agree: an observation's layout also names its cluster's
+        node count, which its vector does not depend on, so episodes of different sizes padded to one
+        table join (the first part's layout describes them all)."""
+        if not parts or len({part.shape for part in parts}) > 1:
+            raise ValueError(
+                "concatenate needs one or more packed parts of one padded shape (pad them to the same size)"
+            )
         head = joined([part.head for part in parts])
         starts = np.cumsum([0] + [len(part.rows) for part in parts[:-1]])
         offsets = np.concatenate([[0]] + [part.offsets[1:] + s for part, s in zip(parts, starts)])
@@ -58,6 +64,12 @@ class PackedVectors:
         pieces = [part.rows for part in parts]
         parts.clear()
         return cls(head, joined(pieces), offsets.astype(np.int64), layout, state)
+
+    @property
+    def shape(self) -> tuple[bool, int, int, int]:
+        """What vectors must share to be stored together: whether they are states, the width before the
+        table (which holds a state's nodes), the table's rows and each row's width."""
+        return self.state, self.head.shape[1], self.layout.max_tasks, self.layout.row_size
 
     def __len__(self) -> int:
         return len(self.head)
