@@ -10,7 +10,7 @@ import mara_env
 from mara_agents.mara.imitation import collect_demonstrations, play_teacher_episode
 from mara_agents.mara.packed_vectors import PackedVectors
 from mara_agents.mara.row_buckets import rows_needed
-from mara_agents.mara.scenarios import Padding
+from mara_agents.mara.scenarios import Padding, ScenarioSampler
 from mara_env.env import live_turns
 from mara_env.observation import ROW_FEATURES, layout_of
 
@@ -100,3 +100,16 @@ def test_demonstrations_hold_the_teacher_episodes_padded_vectors():
     episodes = [play_teacher_episode(env, "lara", seed) for seed in (0, 1)]
     np.testing.assert_array_equal(demos.obs.full(), np.concatenate([e[0] for e in episodes]))
     np.testing.assert_array_equal(demos.states.full(), np.concatenate([e[2] for e in episodes]))
+
+
+def test_demonstrations_of_a_scenario_sampler_join_clusters_of_several_sizes():
+    sampler = ScenarioSampler(
+        nodes=(2, 6),
+        max_tasks_cap=16,
+        horizon=(20, 30),
+        turns_per_episode=60,
+        fixed={"shaping": True, "forecaster": "none", "curve_split": "train"},
+    )
+    demos = collect_demonstrations({}, "lara", [0, 1, 2, 3], processes=1, progress=False, scenarios=sampler)
+    sizes = {layout_of(vector).num_nodes for vector in demos.obs.full()}
+    assert len(sizes) > 1 and len(demos.obs) == len(demos.states) == len(demos.actions)
