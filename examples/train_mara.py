@@ -277,15 +277,12 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         except ValueError as error:
             raise SystemExit(f"--max-rows: {error}") from None
         if args.focus is not None:
-            sampler = dataclasses.replace(sampler, focus=parse_focus(args.focus, "--focus"))
+            sampler = with_setting(sampler, f"--focus {' '.join(args.focus)}", focus=parse_focus(args.focus, "--focus"))
         elif not (args.no_focus or args.quick):
             sampler = dataclasses.replace(sampler, focus=GENERALIST_FOCUS)
         if args.also_focus:
             more = tuple(parse_focus(values, "--also-focus") for values in args.also_focus)
-            try:
-                sampler = dataclasses.replace(sampler, more_foci=more)
-            except ValueError as error:  # shares over 1, or a focus on more nodes than drawn
-                raise SystemExit(f"--also-focus: {error}") from None
+            sampler = with_setting(sampler, "--also-focus", more_foci=more)
         config.scenarios, config.architecture = sampler, "slot"
         config.planner_hints = not args.no_hints and config.env["forecaster"] != "none"
         config.rule_start = args.rule_start and config.planner_hints
@@ -389,6 +386,15 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         except ValueError as error:
             raise SystemExit(f"--warm-start-from: {error}") from None
     return config
+
+
+def with_setting(sampler: ScenarioSampler, flag: str, **fields) -> ScenarioSampler:
+    """``sampler`` with ``fields`` replaced; ``SystemExit`` naming ``flag`` when the sampler refuses them
+    (a focus on more nodes than it draws, shares over 1)."""
+    try:
+        return dataclasses.replace(sampler, **fields)
+    except ValueError as error:
+        raise SystemExit(f"{flag}: {error}") from None
 
 
 def parse_focus(values: list[str], flag: str) -> ScenarioFocus:

@@ -69,6 +69,8 @@ def test_train_mara_focus_sets_the_sampler_and_refuses_without_the_generalist(mo
         _train_mara_config(monkeypatch, "--no-focus")
     with pytest.raises(SystemExit, match="--focus rl 24 2.1 3.5 half: could not convert"):
         _train_mara_config(monkeypatch, "--generalist", "--focus", "rl", "24", "2.1", "3.5", "half")
+    with pytest.raises(SystemExit, match=r"--focus rl 24 2.1 3.5 0.15: focus min_nodes must be within nodes \(2, 6\)"):
+        _train_mara_config(monkeypatch, "--generalist", "--quick", "--focus", "rl", "24", "2.1", "3.5", "0.15")
 
 
 def test_without_a_focus_the_draws_are_those_from_before_it_existed():
