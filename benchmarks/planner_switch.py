@@ -1,0 +1,194 @@
+"""Switching between ``srw`` and ``edf_uniform`` within an episode, on validation episodes.
+
+    python benchmarks/planner_switch.py --out docs/results/planner_switch.md
+    python benchmarks/planner_switch.py --sizes 8 --seeds 2 --horizon 40 --rules "fill 0.5"   # a smoke run
+
+On big ``tabular`` clusters the better planner depends on the load: ``srw`` leads at the ``train`` load
+and ``edf_uniform`` under overload, and the generalist's teacher labels each episode with its winner.
+The load itself is not in the observation, so a label the policy can follow has to be a rule of what it
+sees. This script plays such rules (a switch between the two planners) on the same episodes as both
+planners alone, to see whether any of them is as good as the better planner at every load:
+
+- ``fill F``: per slot, ``srw`` while the tasks in the system (in the table and queued) are at most
+  ``F`` times the table's rows, ``edf_uniform`` beyond (which plays ``uniform`` once a task waits);
+- ``density D``: per slot, ``srw`` while the demand density is at most ``D``: over the tasks with a
+  forecast in deadline order, the largest ratio of their summed median remaining work to the work the
+  nodes that are up deliver by that deadline; ``edf_uniform`` beyond;
+- ``late F``: ``srw`` until the mean crowd (tasks in the system over rows) of the slots so far exceeds
+  ``F`` (judged from the 20th slot on), then ``edf_uniform`` for good;
+- ``early F``: ``edf_uniform`` for the first 20 slots, then ``srw`` for good if their mean crowd is at
+  most ``F``;
+- ``after F``: ``edf_uniform`` for the first 20 slots, then ``fill F``.
+
+``late`` and ``early`` remember the episode, which a memoryless policy cannot; they show what a label
+would need to know. ``after`` remembers only the slot count.
+Episodes are ``val`` curves with seeds from 10,000,000, as ``mara_select.py`` plays them (no test seed).
+The report gives each rule's completion rate per cell and its paired difference from each planner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import time
+from pathlib import Path
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")  # one BLAS thread per worker process (set before numpy loads)
+
+import numpy as np  # noqa: E402
+from generalisation import HORIZON  # noqa: E402  (the sibling script: benchmarks/ is on sys.path)
+from mara_select import VALIDATION_SEED  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from mara_agents.base import ObservationScheduler  # noqa: E402
+from mara_agents.heuristics import EDFUniformScheduler  # noqa: E402
+from mara_agents.registry import load_agent  # noqa: E402
+from mara_agents.srw import SRWScheduler  # noqa: E402
+from mara_agents.stats import format_mean_ci, format_table, paired_difference  # noqa: E402
+from mara_env.forecast.evaluation import write_report  # noqa: E402
+from mara_env.observation import DecodedObservation  # noqa: E402
+
+PLANNERS = ("srw", "edf_uniform")
+KINDS = ("fill", "density", "late", "early", "after")
+JUDGED_FROM = 20  # slots a remembering rule watches before it decides
+
+
+def crowd(obs: DecodedObservation) -> float:
+    """Tasks in the system (in the table and queued for a row) over the table's rows."""
+    return float(obs.globals["live_tasks"] + obs.globals["queued_tasks"])
+
+
+def demand_density(obs: DecodedObservation) -> float:
+    """The largest, over deadlines, of the median remaining work due by then over the up nodes' slots."""
+    rows = np.flatnonzero(obs.present & obs.forecast_valid)
+    if rows.size == 0:
+        return 0.0
+    slots = obs.slots_left[rows]
+    order = np.argsort(slots, kind="stable")
+    due = np.cumsum(np.maximum(obs.remaining("p50")[rows][order], 0.0))
+    return float(np.max(due / (max(obs.up_nodes, 1) * np.maximum(slots[order], 1.0))))
+
+
+class PlannerSwitch(ObservationScheduler):
+    """``srw`` or ``edf_uniform`` by one of the rules of :data:`KINDS` with threshold ``limit``."""
+
+    def __init__(self, kind: str, limit: float, seed: int | None = 0) -> None:
+        self.kind, self.limit = kind, limit
+        super().__init__(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
+        self.crowds: list[float] = []
+        self.slot_time: float | None = None
+        self.sticky = "edf_uniform" if self.kind in ("early", "after") else "srw"
+        self.turns = self.srw_turns = 0
+
+    def planner(self, obs: DecodedObservation) -> str:
+        if obs.globals["time"] != self.slot_time:  # a new slot: the remembering rules look once per slot
+            self.slot_time = obs.globals["time"]
+            self.crowds.append(crowd(obs))
+            mean, seen = float(np.mean(self.crowds)), len(self.crowds)
+            if self.kind == "late" and seen >= JUDGED_FROM and mean > self.limit:
+                self.sticky = "edf_uniform"
+            if self.kind == "early" and seen == JUDGED_FROM and mean <= self.limit:
+                self.sticky = "srw"
+        if self.kind == "density":
+            return "srw" if demand_density(obs) <= self.limit else "edf_uniform"
+        if self.kind == "fill" or (self.kind == "after" and len(self.crowds) > JUDGED_FROM):
+            return "srw" if crowd(obs) <= self.limit else "edf_uniform"
+        return self.sticky
+
+    def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
+        self.turns += 1
+        if self.planner(obs) == "srw":
+            self.srw_turns += 1
+            return self.srw.choose(obs, allowed)
+        self.srw.memory.update(obs)  # srw keeps every row's history, should it take over later
+        return self.edf_uniform.choose(obs, allowed)
+
+
+def parse_rule(text: str) -> tuple[str, float]:
+    """``(kind, limit)`` of a rule ``"KIND LIMIT"``; ``ValueError`` naming what is allowed."""
+    kind, _, limit = text.partition(" ")
+    try:
+        value = float(limit)
+    except ValueError:
+        value = float("nan")
+    if kind not in KINDS or not (np.isfinite(value) and value > 0):
+        raise ValueError(f"a rule is 'KIND LIMIT' with KIND one of {list(KINDS)} and LIMIT > 0, got {text!r}")
+    return kind, value
+
+
+def _play(job: tuple) -> tuple[tuple, tuple[float, float]]:
+    """One episode: ``(agent, workload, load, M, seed, horizon)`` to (completion rate, share of srw turns)."""
+    from mara_agents.evaluation import evaluate
+
+    agent, workload, load, nodes, seed, horizon = job
+    scheduler = load_agent(agent) if agent in PLANNERS else PlannerSwitch(*parse_rule(agent))
+    env = {"num_nodes": nodes, "max_tasks": max(16, 2 * nodes), "workload": workload, "load": load}
+    record = evaluate(scheduler, [seed], curve_split="val", horizon=horizon, **env)[0]
+    switch = isinstance(scheduler, PlannerSwitch)
+    share = scheduler.srw_turns / max(scheduler.turns, 1) if switch else float(agent == "srw")
+    return job[:5], (float(record["completion_rate"]), share)
+
+
+def report(rates: dict, rules: list[str], cells: list[tuple], seeds: list[int], note: str) -> str:
+    """The markdown table: per cell each agent's mean and each rule's paired differences."""
+    header = ["workload", "load", "M", *PLANNERS, *(f"{r} (srw turns)" for r in rules)]
+    header += [f"{r} − {p}" for r in rules for p in PLANNERS]
+    rows = []
+    for workload, load, nodes in cells:
+        per = {a: np.array([rates[(a, workload, load, nodes, s)] for s in seeds]) for a in (*PLANNERS, *rules)}
+        row = [workload, load, str(nodes), *(f"{per[p][:, 0].mean():.3f}" for p in PLANNERS)]
+        row += [f"{per[r][:, 0].mean():.3f} ({per[r][:, 1].mean():.0%})" for r in rules]
+        differences = (paired_difference(per[r][:, 0], per[p][:, 0]) for r in rules for p in PLANNERS)
+        rows.append(row + [format_mean_ci(d, 1, 100, True) for d in differences])
+    return note + "\n\n" + format_table(header, rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rules", nargs="+", default=["fill 0.5", "fill 0.9", "density 1", "density 2",
+                                                       "late 1", "late 1.5", "early 0.3", "early 0.5",
+                                                       "after 1", "after 2.5"])  # fmt: skip
+    parser.add_argument("--workloads", nargs="+", default=["tabular"])
+    parser.add_argument("--loads", nargs="+", default=["train", "heavy", "extreme"])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[32, 64])
+    parser.add_argument("--seeds", type=int, default=8, help="validation seeds per cell")
+    parser.add_argument("--horizon", type=int, default=HORIZON)
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    try:
+        for rule in args.rules:
+            parse_rule(rule)
+    except ValueError as error:
+        parser.error(f"--rules: {error}")
+    if args.seeds < 2:
+        parser.error(f"--seeds must be at least 2 (paired intervals need them), got {args.seeds}")
+    cells = [(w, load, m) for w in args.workloads for m in args.sizes for load in args.loads]
+    seeds = [VALIDATION_SEED + i for i in range(args.seeds)]
+    jobs = [(a, *cell, s, args.horizon) for cell in cells for a in (*PLANNERS, *args.rules) for s in seeds]
+    start = time.perf_counter()
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        rates = dict(tqdm(pool.imap(_play, jobs), total=len(jobs), desc="planner switch"))
+    note = (
+        f"Completion rate per cell (`val` curves, {args.seeds} seeds from {VALIDATION_SEED:,}, {args.horizon} "
+        f"slots, K_max = max(16, 2M)); in brackets the share of node turns a rule played `srw`; then each "
+        f"rule's difference from each planner, paired by seed, in points (95% t-interval). "
+        f"{time.perf_counter() - start:.0f} s with {args.jobs} processes."
+    )
+    markdown = report(rates, args.rules, cells, seeds, note)
+    records = [{"agent": a, "workload": w, "load": load, "nodes": m, "seed": s, "completion_rate": r, "srw_turns": t}
+               for (a, w, load, m, s), (r, t) in rates.items()]  # fmt: skip
+    if args.out is None:
+        print(markdown)
+    else:
+        write_report(args.out, markdown, records)
+
+
+if __name__ == "__main__":
+    main()
