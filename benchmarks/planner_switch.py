@@ -23,12 +23,14 @@ planners alone, to see whether any of them is as good as the better planner at e
 ``late`` and ``early`` remember the episode, which a memoryless policy cannot; they show what a label
 would need to know. ``after`` remembers only the slot count.
 Episodes are ``val`` curves with seeds from 10,000,000, as ``mara_select.py`` plays them (no test seed).
-The report gives each rule's completion rate per cell and its paired difference from each planner.
+The report gives each rule's completion rate per cell and its difference from the better planner of the
+cell, paired by seed; ``--replay RECORDS`` summarises an earlier run's records again, playing nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import time
@@ -46,7 +48,7 @@ from mara_agents.base import ObservationScheduler  # noqa: E402
 from mara_agents.heuristics import EDFUniformScheduler  # noqa: E402
 from mara_agents.registry import load_agent  # noqa: E402
 from mara_agents.srw import SRWScheduler  # noqa: E402
-from mara_agents.stats import format_mean_ci, format_table, paired_difference  # noqa: E402
+from mara_agents.stats import format_mean_ci, format_table, paired_difference, significance  # noqa: E402
 from mara_env.forecast.evaluation import write_report  # noqa: E402
 from mara_env.observation import DecodedObservation  # noqa: E402
 
@@ -136,17 +138,45 @@ def _play(job: tuple) -> tuple[tuple, tuple[float, float]]:
 
 
 def report(rates: dict, rules: list[str], cells: list[tuple], seeds: list[int], note: str) -> str:
-    """The markdown table: per cell each agent's mean and each rule's paired differences."""
-    header = ["workload", "load", "M", *PLANNERS, *(f"{r} (srw turns)" for r in rules)]
-    header += [f"{r} − {p}" for r in rules for p in PLANNERS]
-    rows = []
+    """Two markdown tables: each agent's completion rate per cell (a rule's share of ``srw`` turns in
+    brackets), then each rule's difference from the better planner of the cell, paired by seed; and per
+    rule the cells where it is significantly below that planner."""
+    completion, versus, below = [], [], dict.fromkeys(rules, 0)
     for workload, load, nodes in cells:
         per = {a: np.array([rates[(a, workload, load, nodes, s)] for s in seeds]) for a in (*PLANNERS, *rules)}
-        row = [workload, load, str(nodes), *(f"{per[p][:, 0].mean():.3f}" for p in PLANNERS)]
-        row += [f"{per[r][:, 0].mean():.3f} ({per[r][:, 1].mean():.0%})" for r in rules]
-        differences = (paired_difference(per[r][:, 0], per[p][:, 0]) for r in rules for p in PLANNERS)
-        rows.append(row + [format_mean_ci(d, 1, 100, True) for d in differences])
-    return note + "\n\n" + format_table(header, rows)
+        better = max(PLANNERS, key=lambda p: per[p][:, 0].mean())
+        cell = [workload, load, str(nodes)]
+        completion.append(cell + [f"{per[p][:, 0].mean():.3f}" for p in PLANNERS])
+        completion[-1] += [f"{per[r][:, 0].mean():.3f} ({per[r][:, 1].mean():.0%})" for r in rules]
+        differences = {r: paired_difference(per[r][:, 0], per[better][:, 0]) for r in rules}
+        versus.append(cell + [better, *(format_mean_ci(differences[r], 1, 100, True) for r in rules)])
+        for rule, difference in differences.items():
+            below[rule] += significance(difference) < 0
+    summary = "Cells where a rule is significantly below the better planner: " + ", ".join(
+        f"`{rule}` {count}" for rule, count in below.items()
+    )
+    return "\n\n".join([
+        note,
+        format_table(["workload", "load", "M", *PLANNERS, *rules], completion),
+        "Each rule's difference from the better planner of the cell, in points (95% t-interval, paired by seed). "
+        + summary + ".",
+        format_table(["workload", "load", "M", "better planner", *rules], versus),
+    ])  # fmt: skip
+
+
+def read_records(path: Path, keys: list[tuple], parser: argparse.ArgumentParser) -> dict:
+    """The rates of ``keys`` (agent, workload, load, M, seed) from an earlier run's records; a parser
+    error naming the first episode missing."""
+    try:
+        records = json.loads(path.read_text())
+        rates = {(r["agent"], r["workload"], r["load"], r["nodes"], r["seed"]): (r["completion_rate"], r["srw_turns"])
+                 for r in records}  # fmt: skip
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        parser.error(f"--replay {path}: not the records this script writes ({error})")
+    missing = [key for key in keys if key not in rates]
+    if missing:
+        parser.error(f"--replay {path}: no record of {missing[0]} (give the rules, sizes, loads and seeds it played)")
+    return {key: rates[key] for key in keys}
 
 
 def main() -> None:
@@ -161,6 +191,8 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--replay", type=Path, metavar="RECORDS",
+                        help="play nothing: summarise the records (JSON) an earlier run wrote")  # fmt: skip
     args = parser.parse_args()
     try:
         for rule in args.rules:
@@ -172,14 +204,17 @@ def main() -> None:
     cells = [(w, load, m) for w in args.workloads for m in args.sizes for load in args.loads]
     seeds = [VALIDATION_SEED + i for i in range(args.seeds)]
     jobs = [(a, *cell, s, args.horizon) for cell in cells for a in (*PLANNERS, *args.rules) for s in seeds]
-    start = time.perf_counter()
-    with mp.get_context("spawn").Pool(args.jobs) as pool:
-        rates = dict(tqdm(pool.imap(_play, jobs), total=len(jobs), desc="planner switch"))
+    if args.replay is None:
+        start = time.perf_counter()
+        with mp.get_context("spawn").Pool(args.jobs) as pool:
+            rates = dict(tqdm(pool.imap(_play, jobs), total=len(jobs), desc="planner switch"))
+        how = f"{time.perf_counter() - start:.0f} s with {args.jobs} processes"
+    else:
+        rates = read_records(args.replay, [job[:5] for job in jobs], parser)
+        how = f"summarised from the records in `{args.replay.name}`"
     note = (
         f"Completion rate per cell (`val` curves, {args.seeds} seeds from {VALIDATION_SEED:,}, {args.horizon} "
-        f"slots, K_max = max(16, 2M)); in brackets the share of node turns a rule played `srw`; then each "
-        f"rule's difference from each planner, paired by seed, in points (95% t-interval). "
-        f"{time.perf_counter() - start:.0f} s with {args.jobs} processes."
+        f"slots, K_max = max(16, 2M)); in brackets the share of node turns a rule played `srw`; {how}."
     )
     markdown = report(rates, args.rules, cells, seeds, note)
     records = [{"agent": a, "workload": w, "load": load, "nodes": m, "seed": s, "completion_rate": r, "srw_turns": t}

@@ -81,6 +81,12 @@ def test_the_script_writes_every_episode_and_refuses_a_bad_rule(tmp_path):
     records = json.loads((tmp_path / "s.json").read_text())
     assert len(records) == 4 * 2  # srw, edf_uniform and two rules, two seeds each
     assert {r["srw_turns"] for r in records if r["agent"] == "srw"} == {1.0}
-    assert "| tabular | heavy | 4 |" in (tmp_path / "s.md").read_text()
+    report = (tmp_path / "s.md").read_text()
+    assert "| tabular | heavy | 4 |" in report and "significantly below the better planner" in report
+    again = [*script, *rules, "--replay", str(tmp_path / "s.json"), "--out", str(tmp_path / "again")]
+    assert subprocess.run(again, capture_output=True, cwd=ROOT).returncode == 0
+    assert (tmp_path / "again.md").read_text().split("\n\n")[1:] == report.split("\n\n")[1:]  # the tables
+    lacking = subprocess.run([*again[:-4], "fill 0.9", *again[-4:]], capture_output=True, text=True, cwd=ROOT)
+    assert lacking.returncode == 2 and "no record of ('fill 0.9'" in lacking.stderr
     refused = subprocess.run([*script, "--rules", "fill 0"], capture_output=True, text=True, cwd=ROOT)
     assert refused.returncode == 2 and "--rules: a rule is 'KIND LIMIT'" in refused.stderr
