@@ -217,12 +217,11 @@ def main() -> None:
         f"slots, K_max = max(16, 2M)); in brackets the share of node turns a rule played `srw`; {how}."
     )
     markdown = report(rates, args.rules, cells, seeds, note)
-    records = [{"agent": a, "workload": w, "load": load, "nodes": m, "seed": s, "completion_rate": r, "srw_turns": t}
-               for (a, w, load, m, s), (r, t) in rates.items()]  # fmt: skip
     if args.out is None:
         print(markdown)
-    else:
-        write_report(args.out, markdown, records)
+        return
+    fields = ("agent", "workload", "load", "nodes", "seed", "completion_rate", "srw_turns")
+    write_report(args.out, markdown, [dict(zip(fields, (*key, *value))) for key, value in rates.items()])
 
 
 if __name__ == "__main__":
