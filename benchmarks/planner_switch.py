@@ -89,6 +89,7 @@ class PlannerSwitch(ObservationScheduler):
         self.turns = self.srw_turns = 0
 
     def planner(self, obs: DecodedObservation) -> str:
+        """The planner this turn plays, ``"srw"`` or ``"edf_uniform"``, by the rule."""
         if obs.globals["time"] != self.slot_time:  # a new slot: the remembering rules look once per slot
             self.slot_time = obs.globals["time"]
             self.crowds.append(crowd(obs))
