@@ -45,7 +45,7 @@ from mara_select import VALIDATION_SEED  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from mara_agents.base import ObservationScheduler  # noqa: E402
-from mara_agents.heuristics import EDFUniformScheduler  # noqa: E402
+from mara_agents.heuristics import EDFUniformScheduler, tasks_in_system  # noqa: E402
 from mara_agents.registry import load_agent  # noqa: E402
 from mara_agents.srw import SRWScheduler  # noqa: E402
 from mara_agents.stats import format_mean_ci, format_table, paired_difference, significance  # noqa: E402
@@ -59,7 +59,7 @@ JUDGED_FROM = 20  # slots a remembering rule watches before it decides
 
 def crowd(obs: DecodedObservation) -> float:
     """Tasks in the system (in the table and queued for a row) over the table's rows."""
-    return float(obs.globals["live_tasks"] + obs.globals["queued_tasks"])
+    return tasks_in_system(obs) / obs.layout.max_tasks
 
 
 def demand_density(obs: DecodedObservation) -> float:
@@ -83,33 +83,42 @@ class PlannerSwitch(ObservationScheduler):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
-        self.crowds: list[float] = []
+        self.crowd_sum, self.slots_seen = 0.0, 0
         self.slot_time: float | None = None
         self.sticky = "edf_uniform" if self.kind in ("early", "after") else "srw"
+        self.current = self.sticky
         self.turns = self.srw_turns = 0
 
     def planner(self, obs: DecodedObservation) -> str:
-        """The planner this turn plays, ``"srw"`` or ``"edf_uniform"``, by the rule."""
-        if obs.globals["time"] != self.slot_time:  # a new slot: the remembering rules look once per slot
+        """The planner this turn plays, ``"srw"`` or ``"edf_uniform"``: chosen at a slot's first turn, since
+        everything a rule reads (the crowd, the forecasts) holds for the whole slot."""
+        if obs.globals["time"] != self.slot_time:
             self.slot_time = obs.globals["time"]
-            self.crowds.append(crowd(obs))
-            mean, seen = float(np.mean(self.crowds)), len(self.crowds)
-            if self.kind == "late" and seen >= JUDGED_FROM and mean > self.limit:
-                self.sticky = "edf_uniform"
-            if self.kind == "early" and seen == JUDGED_FROM and mean <= self.limit:
-                self.sticky = "srw"
+            self.current = self.slot_planner(obs)
+        return self.current
+
+    def slot_planner(self, obs: DecodedObservation) -> str:
+        """The rule's planner for a new slot (the remembering rules count it first)."""
+        self.crowd_sum, self.slots_seen = self.crowd_sum + crowd(obs), self.slots_seen + 1
+        mean = self.crowd_sum / self.slots_seen
+        if self.kind == "late" and self.slots_seen >= JUDGED_FROM and mean > self.limit:
+            self.sticky = "edf_uniform"
+        if self.kind == "early" and self.slots_seen == JUDGED_FROM and mean <= self.limit:
+            self.sticky = "srw"
         if self.kind == "density":
             return "srw" if demand_density(obs) <= self.limit else "edf_uniform"
-        if self.kind == "fill" or (self.kind == "after" and len(self.crowds) > JUDGED_FROM):
+        if self.kind == "fill" or (self.kind == "after" and self.slots_seen > JUDGED_FROM):
             return "srw" if crowd(obs) <= self.limit else "edf_uniform"
         return self.sticky
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
         self.turns += 1
+        slot_starts = obs.globals["time"] != self.slot_time
         if self.planner(obs) == "srw":
             self.srw_turns += 1
             return self.srw.choose(obs, allowed)
-        self.srw.memory.update(obs)  # srw keeps every row's history, should it take over later
+        if slot_starts:  # srw keeps every row's history, should it take over later
+            self.srw.memory.update(obs)
         return self.edf_uniform.choose(obs, allowed)
 
 

@@ -76,6 +76,11 @@ class EDFScheduler(HeuristicScheduler):
         return pick_by_keys(allowed, *deadline_keys(obs))
 
 
+def tasks_in_system(obs: DecodedObservation) -> int:
+    """Tasks in the system: those in the table and those queued for a row."""
+    return round((obs.globals["live_tasks"] + obs.globals["queued_tasks"]) * obs.layout.max_tasks)
+
+
 class EDFUniformScheduler(HeuristicScheduler):
     """``edf`` while the cluster keeps up, ``uniform``'s fair share once it is crowded.
 
@@ -96,8 +101,7 @@ class EDFUniformScheduler(HeuristicScheduler):
 
     def crowded(self, obs: DecodedObservation) -> bool:
         """Whether the tasks in the system outnumber ``crowd`` times the table's rows."""
-        tasks = round((obs.globals["live_tasks"] + obs.globals["queued_tasks"]) * obs.layout.max_tasks)
-        return tasks > self.crowd * obs.layout.max_tasks
+        return tasks_in_system(obs) > self.crowd * obs.layout.max_tasks
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
         self.last_path = "uniform" if self.crowded(obs) else "edf"

@@ -16,8 +16,9 @@ switch = load_script("benchmarks/planner_switch.py")
 
 
 def slot(time: float, live: float, queued: float = 0.0) -> SimpleNamespace:
-    """What the rules read of an observation: the globals (time, table and queue over K_max)."""
-    return SimpleNamespace(globals={"time": time, "live_tasks": live, "queued_tasks": queued})
+    """What the rules read of an observation: the globals (time, table and queue over K_max) of a 16-row table."""
+    globals_ = {"time": time, "live_tasks": live, "queued_tasks": queued}
+    return SimpleNamespace(globals=globals_, layout=SimpleNamespace(max_tasks=16))
 
 
 def test_demand_density_is_the_largest_work_due_by_a_deadline_over_the_nodes_slots():
