@@ -18,10 +18,14 @@ planners alone, to see whether any of them is as good as the better planner at e
   ``F`` (judged from the 20th slot on), then ``edf_uniform`` for good;
 - ``early F``: ``edf_uniform`` for the first 20 slots, then ``srw`` for good if their mean crowd is at
   most ``F``;
-- ``after F``: ``edf_uniform`` for the first 20 slots, then ``fill F``.
+- ``after F``: ``edf_uniform`` for the first 20 slots, then ``fill F``;
+- ``rate F``: per slot, ``srw`` while the observation's ``arrival_rate`` (tasks arrived per slot and node
+  since the episode began) is at most ``F``, ``edf_uniform`` beyond;
+- ``arrivals F``: ``edf_uniform`` for the first 20 slots, then ``rate F``.
 
 ``late`` and ``early`` remember the episode, which a memoryless policy cannot; they show what a label
-would need to know. ``after`` remembers only the slot count.
+would need to know. ``after`` and ``arrivals`` remember only the slot count, and ``rate`` nothing: the
+arrival rate is a global of the observation, a slow load signal a policy can read.
 Episodes are ``val`` curves with seeds from 10,000,000, as ``mara_select.py`` plays them (no test seed).
 The report gives each rule's completion rate per cell and its difference from the better planner of the
 cell, paired by seed; ``--replay RECORDS`` summarises an earlier run's records again, playing nothing.
@@ -53,7 +57,7 @@ from mara_env.forecast.evaluation import write_report  # noqa: E402
 from mara_env.observation import DecodedObservation  # noqa: E402
 
 PLANNERS = ("srw", "edf_uniform")
-KINDS = ("fill", "density", "late", "early", "after")
+KINDS = ("fill", "density", "late", "early", "after", "rate", "arrivals")
 JUDGED_FROM = 20  # slots a remembering rule watches before it decides
 
 
@@ -85,7 +89,7 @@ class PlannerSwitch(ObservationScheduler):
         self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
         self.crowd_sum, self.slots_seen = 0.0, 0
         self.slot_time: float | None = None
-        self.sticky = "edf_uniform" if self.kind in ("early", "after") else "srw"
+        self.sticky = "edf_uniform" if self.kind in ("early", "after", "arrivals") else "srw"
         self.current = self.sticky
         self.turns = self.srw_turns = 0
 
@@ -109,6 +113,8 @@ class PlannerSwitch(ObservationScheduler):
             return "srw" if demand_density(obs) <= self.limit else "edf_uniform"
         if self.kind == "fill" or (self.kind == "after" and self.slots_seen > JUDGED_FROM):
             return "srw" if crowd(obs) <= self.limit else "edf_uniform"
+        if self.kind == "rate" or (self.kind == "arrivals" and self.slots_seen > JUDGED_FROM):
+            return "srw" if obs.globals["arrival_rate"] <= self.limit else "edf_uniform"
         return self.sticky
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:

@@ -139,6 +139,12 @@ def parse_args() -> argparse.Namespace:
         "docs/mara_policy.md, the forty-eighth run)",
     )
     parser.add_argument(
+        "--load-signal",
+        action="store_true",
+        help="(slot actor) the slot's context and the critic also read the arrival_rate global (tasks arrived "
+        "per slot so far / K_max), a slow signal of the offered load (default: off)",
+    )
+    parser.add_argument(
         "--rule-start",
         action="store_true",
         help="(--generalist) start the actor's skip paths at srw's and edf's rules, mixed by its gate",
@@ -310,6 +316,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     # on by default for the generalist's slot actor (the forty-eighth run's recipe), off otherwise
     default_size_context = args.generalist and config.architecture == "slot"
     config.size_context = default_size_context if args.size_context is None else args.size_context
+    if args.load_signal and config.architecture != "slot":
+        raise SystemExit("--load-signal is a setting of the slot actor: it needs --generalist or --architecture slot")
+    config.load_signal = args.load_signal
     for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
         if given and (args.no_warmup or not args.generalist):
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")

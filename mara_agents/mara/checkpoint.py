@@ -30,9 +30,10 @@ FLAGS = {
     "uniform_pick": False,
     "selector": False,
     "size_context": False,
+    "load_signal": False,
 }
 # settings of the slot actor only
-SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context")
+SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal")
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

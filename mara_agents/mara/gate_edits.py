@@ -62,7 +62,7 @@ def add_selector(net: SlotMARANet) -> SlotMARANet:
         raise ValueError("this network has a selector already")
     chosen = copy.deepcopy(net) if net.config["uniform_pick"] else graft_uniform_path(net)
     chosen.config["selector"] = True
-    chosen.selector = make_selector(net.config["width"])
+    chosen.selector = make_selector(net.config["width"], len(net.context_index))
     with torch.no_grad():
         chosen.selector[-1].bias[0] = PIN_LOGIT
     return chosen

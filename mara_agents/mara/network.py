@@ -35,6 +35,20 @@ PRESENT = ROW_FEATURES.index("present")
 CHOSEN_NOW = ROW_FEATURES.index("chosen_now")
 LAST_ACTION = NODE_FEATURES.index("last_action")
 SPEED = NODE_FEATURES.index("speed")
+# The globals every network reads. A global added later is read only by networks whose config asks for it,
+# so a checkpoint trained before it existed keeps its input widths and loads.
+BASE_GLOBALS = ("time", "free_nodes", "up_nodes", "live_tasks", "queued_tasks")
+LOAD_GLOBALS = ("arrival_rate",)  # read with the ``load_signal`` setting
+
+
+def global_names(load_signal: bool = False) -> tuple[str, ...]:
+    """The globals a network reads, in observation order."""
+    return BASE_GLOBALS + (LOAD_GLOBALS if load_signal else ())
+
+
+def global_index(names: tuple[str, ...]) -> list[int]:
+    """Positions of the global features ``names`` in the observation's (and state's) global block."""
+    return [GLOBAL_FEATURES.index(name) for name in names]
 
 
 def batch_layout(batch: torch.Tensor, state: bool = False) -> ObservationLayout:
@@ -110,11 +124,12 @@ class MARANet(nn.Module):
             "heads": heads,
             "autoregressive": autoregressive,
         }
-        context = len(NODE_FEATURES) + len(GLOBAL_FEATURES)
+        self.global_index = global_index(BASE_GLOBALS)
+        context = len(NODE_FEATURES) + len(self.global_index)
         self.actor_rows = RowEncoder(history_window, context, width, layers, heads, row_extra=1)
         self.idle_token = nn.Parameter(torch.zeros(1, 1, width))
         self.pointer = orthogonal(nn.Linear(width, 1), gain=0.01)
-        self.critic_rows, self.value_head = make_critic(history_window, width, heads)
+        self.critic_rows, self.value_head = make_critic(history_window, width, heads, len(self.global_index))
 
     def logits(self, observation: torch.Tensor, mask: torch.Tensor, max_tasks: int | None = None) -> torch.Tensor:
         """Masked logits ``(n, K_max + 1)`` for a batch of observation vectors of one env size and masks.
@@ -124,7 +139,7 @@ class MARANet(nn.Module):
         layout = batch_layout(observation)
         max_tasks = layout.max_tasks
         node, globals_, rows, windows = layout.split_observation(observation)
-        context = torch.cat([node, globals_], dim=-1)
+        context = torch.cat([node, globals_[:, self.global_index]], dim=-1)
         if not self.config["autoregressive"]:
             rows = rows.clone()
             rows[..., CHOSEN_NOW] = 0.0
@@ -136,25 +151,29 @@ class MARANet(nn.Module):
 
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
         """Value ``(n,)`` of a batch of ``state()`` vectors of one env size (layout from their header)."""
-        return critic_value(self.critic_rows, self.value_head, state)
+        return critic_value(self.critic_rows, self.value_head, state, self.global_index)
 
 
-def make_critic(history_window: int, width: int, heads: int) -> tuple[RowEncoder, nn.Module]:
-    """The centralised critic's row encoder (one attention layer) and value head."""
-    rows = RowEncoder(history_window, len(GLOBAL_FEATURES), width, 1, heads)
+def make_critic(history_window: int, width: int, heads: int, globals_read: int) -> tuple[RowEncoder, nn.Module]:
+    """The centralised critic's row encoder (one attention layer) and value head, reading ``globals_read``
+    global features."""
+    rows = RowEncoder(history_window, globals_read, width, 1, heads)
     head = nn.Sequential(
-        orthogonal(nn.Linear(width + len(GLOBAL_FEATURES) + len(NODE_FEATURES), width)),
+        orthogonal(nn.Linear(width + globals_read + len(NODE_FEATURES), width)),
         nn.Tanh(),
         orthogonal(nn.Linear(width, 1), gain=1.0),
     )
     return rows, head
 
 
-def critic_value(rows_encoder: RowEncoder, value_head: nn.Module, state: torch.Tensor) -> torch.Tensor:
+def critic_value(
+    rows_encoder: RowEncoder, value_head: nn.Module, state: torch.Tensor, globals_read: list[int]
+) -> torch.Tensor:
     """The centralised critic: row tokens of the state's table, mean-pooled over present rows, with the
-    slot's global features and the mean features of the cluster's nodes (padding nodes, speed 0, left
-    out), through the value head."""
+    slot's global features at ``globals_read`` and the mean features of the cluster's nodes (padding
+    nodes, speed 0, left out), through the value head."""
     globals_, nodes, rows, windows = batch_layout(state, state=True).split_state(state)
+    globals_ = globals_[:, globals_read]
     tokens = rows_encoder(rows, windows, globals_)
     present = (rows[..., PRESENT] > 0.5).float()[..., None]
     pooled = (tokens * present).sum(1) / present.sum(1).clamp(min=1.0)

@@ -91,11 +91,14 @@ class SlotParts:
         return cls(projected, pooled, *hints, *gates, encoding.older[0].detach().numpy())
 
 
-def slot_selector_inputs(pooled: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """:func:`~.slot_network.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``."""
+def slot_selector_inputs(
+    pooled: np.ndarray, vector: np.ndarray, context_index: list[int] = SLOT_CONTEXT_INDEX
+) -> np.ndarray:
+    """:func:`~.slot_network.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``
+    (the slot's context at ``context_index``: a network's ``context_index``)."""
     layout = layout_of(vector)
     _, globals_, _, _ = layout.split_observation(vector)
-    extra = [*globals_[SLOT_CONTEXT_INDEX], size_feature(layout.num_nodes)]
+    extra = [*globals_[context_index], size_feature(layout.num_nodes)]
     return np.concatenate([pooled, np.asarray(extra, dtype=pooled.dtype)])
 
 
@@ -164,6 +167,7 @@ class NumpySlotEncoder:
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
+        self.context_index = net.context_index
         self.selector = None if net.selector is None else (_linear(net.selector[0]), _linear(net.selector[2]))
         self.width = net.config["width"]
 
@@ -177,7 +181,7 @@ class NumpySlotEncoder:
         summary = np.tanh(
             windows[present].reshape(present.size, self.window[0].shape[0]) @ self.window[0] + self.window[1]
         )
-        context = globals_[SLOT_CONTEXT_INDEX]
+        context = globals_[self.context_index]
         if self.size_context:
             context = np.append(context, np.float32(size_feature(layout.num_nodes)))
         context = np.broadcast_to(context, (present.size, context.size))
@@ -192,7 +196,7 @@ class NumpySlotEncoder:
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
             gates = self._gates(pooled)
         if self.selector is not None:
-            gates = self._select(gates, slot_selector_inputs(pooled, vector))
+            gates = self._select(gates, slot_selector_inputs(pooled, vector, self.context_index))
         projected = np.zeros((k, self.width), dtype=np.float32)
         projected[present] = row_tokens @ self.row_hidden[0] + self.row_hidden[1]
         plan_nodes = np.round(hints[:, 0] * layout.num_nodes)

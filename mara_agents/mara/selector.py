@@ -120,7 +120,8 @@ class _InputRecorder:
         if parts is not self._parts:
             self._parts = parts
             if np.asarray(observation["action_mask"])[1:].any():
-                self.inputs.append(slot_selector_inputs(parts.pooled, np.asarray(observation["observation"])))
+                vector = np.asarray(observation["observation"])
+                self.inputs.append(slot_selector_inputs(parts.pooled, vector, self.scheduler.net.context_index))
         return action
 
 

@@ -53,11 +53,14 @@ from torch import nn
 
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
+    BASE_GLOBALS,
     CHOSEN_NOW,
     PRESENT,
     RowEncoder,
     batch_layout,
     critic_value,
+    global_index,
+    global_names,
     make_critic,
     orthogonal,
     own_row,
@@ -65,8 +68,8 @@ from mara_agents.mara.network import (
 from mara_env.config import DEFAULTS
 from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES
 
-SLOT_CONTEXT = tuple(name for name in GLOBAL_FEATURES if name != "free_nodes")
-SLOT_CONTEXT_INDEX = [GLOBAL_FEATURES.index(name) for name in SLOT_CONTEXT]
+SLOT_CONTEXT = tuple(name for name in BASE_GLOBALS if name != "free_nodes")  # the slot's context without load_signal
+SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
 FREE_NODES = GLOBAL_FEATURES.index("free_nodes")
 NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
@@ -82,7 +85,6 @@ GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_w
 PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
 SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
 SELECTOR_HIDDEN = 32
-SELECTOR_EXTRA_INPUTS = len(SLOT_CONTEXT) + 1  # beside the slot token: the slot's context and log2(M) / 6
 
 
 def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
@@ -168,16 +170,22 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
     return -torch.log(chosen.clamp(min=1e-6)).mean()
 
 
-def make_selector(width: int) -> nn.Sequential:
-    """The selector's layers: slot token, context and ``log2 M`` to one logit per option (zero at start)."""
+def slot_context(load_signal: bool = False) -> list[int]:
+    """Positions of the globals in a slot's context: every global the network reads but ``free_nodes``."""
+    return global_index(tuple(name for name in global_names(load_signal) if name != "free_nodes"))
+
+
+def make_selector(width: int, context: int = len(SLOT_CONTEXT)) -> nn.Sequential:
+    """The selector's layers: slot token, the ``context`` globals and ``log2 M`` to one logit per option
+    (zero at start)."""
     head = nn.Linear(SELECTOR_HIDDEN, len(SELECTOR_OPTIONS))
     nn.init.zeros_(head.weight)
     nn.init.zeros_(head.bias)
-    return nn.Sequential(nn.Linear(width + SELECTOR_EXTRA_INPUTS, SELECTOR_HIDDEN), nn.Tanh(), head)
+    return nn.Sequential(nn.Linear(width + context + 1, SELECTOR_HIDDEN), nn.Tanh(), head)
 
 
 def selector_inputs(pooled: torch.Tensor, context: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
-    """``(n, width + SELECTOR_EXTRA_INPUTS)``: what the selector reads of each slot."""
+    """``(n, width + context + 1)``: what the selector reads of each slot."""
     return torch.cat([pooled, context, size_feature(num_nodes)[:, None]], dim=-1)
 
 
@@ -242,6 +250,7 @@ class SlotMARANet(nn.Module):
         uniform_pick: bool = False,
         selector: bool = False,
         size_context: bool = False,
+        load_signal: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -262,8 +271,10 @@ class SlotMARANet(nn.Module):
             "uniform_pick": uniform_pick,
             "selector": selector,
             "size_context": size_context,
+            "load_signal": load_signal,
         }
-        self.encoder = RowEncoder(history_window, len(SLOT_CONTEXT) + int(size_context), width, layers, heads)
+        self.context_index = slot_context(load_signal)
+        self.encoder = RowEncoder(history_window, len(self.context_index) + int(size_context), width, layers, heads)
         self.slot_token = nn.Parameter(torch.zeros(1, 1, width))
         self.row_hidden = orthogonal(nn.Linear(width, width))
         self.turn_hidden = orthogonal(nn.Linear(TURN_ROW_INPUTS + TURN_NODE_INPUTS, width, bias=False))
@@ -290,8 +301,9 @@ class SlotMARANet(nn.Module):
         if uniform_pick:
             self.uniform_skip = nn.Parameter(torch.full((1,), PICK_START))
             self.uniform_idle = nn.Parameter(torch.zeros(1))
-        self.selector = make_selector(width) if selector else None
-        self.critic_rows, self.value_head = make_critic(history_window, width, heads)
+        self.selector = make_selector(width, len(self.context_index)) if selector else None
+        self.critic_globals = global_index(global_names(load_signal))
+        self.critic_rows, self.value_head = make_critic(history_window, width, heads, len(self.critic_globals))
 
     def start_at_rules(self) -> None:
         """Set the skip paths to hand-made rules, so the actor starts as a gated mix of srw and edf.
@@ -320,7 +332,7 @@ class SlotMARANet(nn.Module):
         rows = rows.clone()
         rows[..., CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
-        context = globals_[:, SLOT_CONTEXT_INDEX]
+        context = globals_[:, self.context_index]
         if self.config["size_context"]:
             context = torch.cat([context, size_feature(observation[:, NUM_NODES])[:, None]], dim=-1)
         tokens = self.encoder(rows, windows, context, extra_tokens=slot)
@@ -332,7 +344,7 @@ class SlotMARANet(nn.Module):
             row_tokens = row_tokens + self.hint_embed(hints)
             gate, uniform_gate = self._gates(pooled)
         if self.selector is not None:
-            inputs = selector_inputs(pooled, globals_[:, SLOT_CONTEXT_INDEX], observation[:, NUM_NODES])
+            inputs = selector_inputs(pooled, globals_[:, self.context_index], observation[:, NUM_NODES])
             gate, uniform_gate = select_paths(torch.softmax(self.selector(inputs), -1), gate, uniform_gate)
         if self.config["uniform_pick"]:
             older = older_rows(rows)
@@ -397,4 +409,4 @@ class SlotMARANet(nn.Module):
     # ------------------------------------------------------------------ critic
     def value(self, state: torch.Tensor, num_nodes: int | None = None, max_tasks: int | None = None) -> torch.Tensor:
         """Value ``(n,)`` of a batch of ``state()`` vectors (layout from their header)."""
-        return critic_value(self.critic_rows, self.value_head, state)
+        return critic_value(self.critic_rows, self.value_head, state, self.critic_globals)

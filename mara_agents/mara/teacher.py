@@ -21,7 +21,8 @@ choice and its labels, instead of on its own ``flow`` draws: the student's ``srw
 reproduce the teacher's plan exactly, so its labels are a function of what the student sees.
 
 A ``best`` teacher may take more candidates than ``srw`` and ``edf``: ``best_shared+SPEC`` (``+`` joins
-several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes),
+several) adds the agent ``SPEC`` (a registered name or ``NAME:CHECKPOINT``, as ``mara compare`` takes, or
+a rule of :mod:`~mara_agents.mara.teacher_rules` such as ``load_switch``),
 for instance an earlier MARA policy that leads the planners where it departs from them.
 ``SPEC@N`` makes it a candidate only on clusters of at most ``N`` nodes (where it is known to lead).
 ``SPEC~WORKLOAD,N,LOAD`` makes it the sole candidate of one corner of the scenarios: on ``WORKLOAD``
@@ -48,6 +49,7 @@ from mara_agents.mara.scheduler import (
     THIRTIETH_GENERALIST_CHECKPOINT,
 )
 from mara_agents.mara.slot_network import GATE_PATHS
+from mara_agents.mara.teacher_rules import TEACHER_RULES
 from mara_env import forecast
 from mara_env.config import DEFAULTS
 from mara_env.env import live_turns, raw_env
@@ -102,7 +104,9 @@ def parse_teacher(name: str) -> tuple[str, tuple[str, ...]]:
     if extra and base not in BEST_TEACHERS:
         raise ValueError(f"only {list(BEST_TEACHERS)} take extra candidates (+AGENT), got {name!r}")
     for spec in extra:
-        check_spec(split_gate(split_corner(spec)[0])[0])
+        agent = split_gate(split_corner(spec)[0])[0]
+        if agent not in TEACHER_RULES:
+            check_spec(agent)
     return base, BEST_OF + tuple(extra)
 
 
@@ -177,6 +181,13 @@ def split_gate(candidate: str) -> tuple[str, int | None]:
     return CANDIDATE_ALIASES.get(spec, spec), None if gate is None else int(gate)
 
 
+def load_candidate(spec: str):
+    """The scheduler a candidate ``spec`` names: a rule of :data:`TEACHER_RULES` or a registered agent."""
+    from mara_agents.registry import load_agent
+
+    return TEACHER_RULES[spec]() if spec in TEACHER_RULES else load_agent(spec)
+
+
 class Teacher:
     """Labels node turns of one env copy with a planner's action.
 
@@ -214,11 +225,9 @@ class Teacher:
     def _use(self, name: str, scheduler=None) -> None:
         """Label with the agent ``name`` (bringing its own forecasts if the env's are not the ones it reads);
         ``scheduler`` is that agent already built (the ``best`` teacher's winner), else it is loaded."""
-        from mara_agents.registry import load_agent
-
         self.chosen = name
         self.episode_rates: tuple[float, ...] | None = None  # each candidate's rate on this episode (best only)
-        self.scheduler = load_agent(name) if scheduler is None else scheduler
+        self.scheduler = load_candidate(name) if scheduler is None else scheduler
         wanted = self._forecaster_for(self.scheduler)
         own = wanted is not None and wanted != self.env_forecaster
         self._truth = ForecastFeatures(forecast.make(wanted), self.max_tasks) if own else None
@@ -270,7 +279,6 @@ class Teacher:
         above its size) after playing the episode with ``seed`` on the env's settings, unshaped. The
         winner labels the episode; its scheduler is reset before it does (a MARA one is not loaded twice)."""
         from mara_agents.evaluation import env_config
-        from mara_agents.registry import load_agent
 
         # each candidate on the env it asks for (edf: no forecasts; srw: flow, as it labels), same episode
         settings = {key: value for key, value in self.env_kwargs.items() if key != "forecaster"}
@@ -279,7 +287,7 @@ class Teacher:
         for name, most in map(split_gate, self.candidates):
             if most is not None and nodes > most:
                 continue
-            player = load_agent(name)
+            player = load_candidate(name)
             config = env_config(player, {**settings, "shaping": False})
             if (wanted := self._forecaster_for(player)) is not None:
                 config["forecaster"] = wanted  # the forecasts it labels with

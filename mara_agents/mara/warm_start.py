@@ -36,6 +36,7 @@ def build_network(config: PPOConfig) -> MARANet | SlotMARANet:
             "pick_hints": config.pick_hints,
             "uniform_pick": config.uniform_pick,
             "size_context": config.size_context,
+            "load_signal": config.load_signal,
         }
     )
 

@@ -15,7 +15,7 @@ BOUND = 1.0e4  # every feature is clipped into [-BOUND, BOUND]
 
 HEADER = ("max_tasks", "history_window", "num_nodes", "forecasts")
 NODE_FEATURES = ("node_id", "speed", "up", "last_action")
-GLOBAL_FEATURES = ("time", "free_nodes", "up_nodes", "live_tasks", "queued_tasks")
+GLOBAL_FEATURES = ("time", "free_nodes", "up_nodes", "live_tasks", "queued_tasks", "arrival_rate")
 ROW_FEATURES = (
     "present",
     "slots_left",
@@ -48,6 +48,7 @@ FEATURE_DOCS = {
     "up_nodes": "nodes up / M",
     "live_tasks": "occupied rows / K_max",
     "queued_tasks": "tasks waiting for a row / K_max",
+    "arrival_rate": "tasks arrived since the episode began / slots so far (this one included) / M",
     "present": "1 if the row holds a task",
     "slots_left": "slots left to train including this one (deadline - slot + 1) / SLOT_SCALE",
     "age": "slots since arrival / SLOT_SCALE",

@@ -67,6 +67,8 @@ class SlotObservations:
             "up_nodes": sim.node_up.sum() / m,
             "live_tasks": task_mask[1:].sum() / k,
             "queued_tasks": len(sim.queue) / k,
+            # a slow signal of the offered load: it settles within an episode, where the fill swings
+            "arrival_rate": sim.counters.arrived / (sim.slot + 1) / m,
         }
         self.globals = np.array([values[name] for name in layout.global_index], dtype=np.float32)
         columns = (np.arange(m) / m, sim.speeds, sim.node_up, (sim.last_row + 1) / k)
