@@ -16,6 +16,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-pick-hints              # (generalist) the skip paths without the row each planner picks
     --no-uniform-pick            # (generalist) no third skip path on the row uniform picks
     --no-size-context            # (generalist) log2 M left out of the slot's context: blind to the cluster size
+    --load-signal                # (slot actor) the slot's context and the critic read the arrival rate too
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)

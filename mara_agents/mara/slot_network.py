@@ -234,6 +234,11 @@ class SlotMARANet(nn.Module):
     selector:
         A selector between the learned gate and each path alone (needs ``uniform_pick``; fitted by
         :mod:`~.selector`, built by :func:`~.gate_edits.add_selector`).
+    size_context:
+        The slot's context also holds ``log2 M`` (:func:`size_feature`).
+    load_signal:
+        The slot's context and the critic also read the ``arrival_rate`` global, a slow signal of the
+        offered load (:func:`~.network.global_names`).
     """
 
     architecture = "slot"
