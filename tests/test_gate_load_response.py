@@ -1,0 +1,50 @@
+"""benchmarks/gate_load_response.py: a gate's path weights as the arrival_rate input moves."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import torch
+
+from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.slot_network import SlotMARANet
+
+SCRIPT = [sys.executable, "benchmarks/gate_load_response.py"]
+SMALL = ["--nodes", "4", "--slots", "5", "10", "--horizon", "20", "--rates", "0.01", "0.5"]
+
+
+def _checkpoint(tmp_path, **flags) -> str:
+    torch.manual_seed(0)
+    net = SlotMARANet(width=16, layers=1, heads=2, **flags)
+    if net.hint_embed is not None:
+        torch.nn.init.normal_(net.gate.weight)  # a gate that is not constant
+    return str(save_checkpoint(net, tmp_path / "net.pt", {"forecaster": "wls"}))
+
+
+def test_a_gate_blind_to_the_signal_gives_the_same_weights_at_every_rate(tmp_path):
+    checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True)
+    done = subprocess.run([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = json.loads((tmp_path / "g.json").read_text())
+    assert [(r["load"], r["slot"]) for r in records] == [("train", 5), ("train", 10), ("heavy", 5), ("heavy", 10)]
+    for record in records:
+        assert record["rates"][1:] == [0.01, 0.5]
+        assert len(set(record["srw"])) == 1 and len(set(record["uniform"])) == 1  # it never reads arrival_rate
+    assert "| heavy | 10 |" in (tmp_path / "g.md").read_text()
+
+
+def test_a_checkpoint_without_a_gate_is_refused(tmp_path):
+    done = subprocess.run([*SCRIPT, "--checkpoint", _checkpoint(tmp_path), *SMALL], capture_output=True, text=True)
+    assert done.returncode == 2 and "has none" in done.stderr
+
+
+def test_a_gate_that_reads_the_signal_moves_with_it(tmp_path):
+    checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True, load_signal=True)
+    done = subprocess.run([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = json.loads((tmp_path / "g.json").read_text())
+    assert any(len(set(r["srw"])) > 1 for r in records)
