@@ -2,12 +2,18 @@
 
     python benchmarks/gate_load_response.py --checkpoint runs/t53/warm_start.pt --out docs/results/gate_load_response
     python benchmarks/gate_load_response.py --checkpoint CK --nodes 8 --slots 20 --horizon 40   # a smoke run
+    python benchmarks/gate_load_response.py --checkpoint CK --own-play --loads heavy --horizon 300 --seeds 2
 
 A planner (``edf_uniform`` by default) plays one validation episode per load; at the first turn of each
 chosen slot the checkpoint encodes the observation again with ``arrival_rate`` set to each of the given
 rates, everything else unchanged, and the report gives the gate's weight on the ``srw`` path and on the
 ``uniform`` path (``edf`` has the rest). A gate that reads the signal moves with it; one that tells the
 load from the rest of the state does not.
+
+With ``--own-play`` the checkpoint plays the episodes itself (``--seeds`` of them per load) and the report
+gives, per band of slots (``--bands``), the share of slots with a task where the ``srw`` path led (had the
+largest weight), its mean weight and the mean observed arrival rate: the states a student reaches on its
+own may not be the teacher's.
 """
 
 from __future__ import annotations
@@ -55,6 +61,37 @@ def gate_weights(net: SlotMARANet, vector, rate: float) -> tuple[float, float]:
     return float(encoding.gate[0, 0]), float(encoding.uniform_gate[0, 0])
 
 
+def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -> list[list[str]]:
+    """Rows ``[load, slots, slots with a task, srw led, mean srw weight, mean rate]`` per band of slots of
+    episodes ``net`` plays (validation seeds from :data:`VALIDATION_SEED`)."""
+    from mara_agents.mara.scheduler import MARAScheduler
+
+    scheduler = MARAScheduler(net, trained_env={"forecaster": env_kwargs["forecaster"]})
+    seen = []  # (slot, srw weight, whether srw led, observed rate) per slot with a task
+    for seed in range(VALIDATION_SEED, VALIDATION_SEED + seeds):
+        env = mara_env.raw_env(**env_kwargs)
+        env.reset(seed=seed)
+        scheduler.reset(seed)
+        for agent in live_turns(env):
+            observation = env.observe(agent)
+            action = scheduler.act(observation, agent)
+            parts = scheduler.slot_parts
+            if env.slot.turn == 0 and parts is not None and observation["action_mask"][1:].any():
+                edf = 1.0 - parts.gate - parts.uniform_gate
+                rate = float(observation["observation"][env.layout.slices["global"].start + RATE])
+                seen.append((env.sim.slot, parts.gate, parts.gate > max(edf, parts.uniform_gate), rate))
+            env.step(action)
+    rows = []
+    for low, high in zip(bands, bands[1:]):
+        band = [row for row in seen if low <= row[0] < high]
+        share = sum(row[2] for row in band) / max(len(band), 1)
+        weight = sum(row[1] for row in band) / max(len(band), 1)
+        rate = sum(row[3] for row in band) / max(len(band), 1)
+        rows.append([env_kwargs["load"], f"{low}-{high - 1}", str(len(band)), f"{share:.2f}", f"{weight:.2f}",
+                     f"{rate:.3f}"])  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="a slot-actor MARA checkpoint with planner hints")
@@ -65,6 +102,10 @@ def main() -> None:
     parser.add_argument("--rates", nargs="+", type=float, default=[0.02, 0.04, 0.07, 0.1])
     parser.add_argument("--planner", default="edf_uniform", help="the scheduler that plays the episodes")
     parser.add_argument("--horizon", type=int, default=150)
+    parser.add_argument("--own-play", action="store_true", help="the checkpoint plays; report the gate by slot band")
+    parser.add_argument("--seeds", type=int, default=2, help="(--own-play) validation episodes per load")
+    parser.add_argument("--bands", nargs="+", type=int, default=[0, 30, 100, 200, 300],
+                        help="(--own-play) slot band edges, increasing")  # fmt: skip
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     try:
@@ -73,11 +114,25 @@ def main() -> None:
         parser.error(str(error))
     if not isinstance(net, SlotMARANet) or net.hint_embed is None:
         parser.error(f"--checkpoint {args.checkpoint}: a slot actor with planner hints has a gate; this one has none")
-    if max(args.slots) >= args.horizon:
+    if not args.own_play and max(args.slots) >= args.horizon:
         parser.error(f"--slots must lie before the horizon ({args.horizon}), got {max(args.slots)}")
     start = time.perf_counter()
     env = {"num_nodes": args.nodes, "max_tasks": max(16, 2 * args.nodes), "workload": args.workload,
            "curve_split": "val", "horizon": args.horizon, "forecaster": trained.get("forecaster", "flow")}  # fmt: skip
+    if args.own_play:
+        if args.seeds < 1 or sorted(set(args.bands)) != args.bands or len(args.bands) < 2:
+            parser.error("--own-play needs --seeds >= 1 and at least two increasing --bands")
+        rows = [row for load in args.loads for row in own_play(net, {**env, "load": load}, args.seeds, args.bands)]
+        note = (
+            f"The gate of `{args.checkpoint}` on its own play of `{args.workload}` at M = {args.nodes} ({args.seeds} "
+            f"validation episodes per load from seed {VALIDATION_SEED:,}, {args.horizon} slots), per band of slots: "
+            f"the slots with a task, the share where the `srw` path led, its mean weight, and the mean observed "
+            f"`arrival_rate`; {time.perf_counter() - start:.0f} s."
+        )
+        header = ["load", "slots", "slots with a task", "srw led", "srw weight", "arrival rate"]
+        records = [dict(zip(header, row)) for row in rows]
+        finish(args.out, note + "\n\n" + format_table(header, rows), records)
+        return
     rows, records = [], []
     for load in args.loads:
         for slot, vector in slot_starts({**env, "load": load}, args.planner, args.slots, VALIDATION_SEED):
@@ -93,11 +148,15 @@ def main() -> None:
         f"{time.perf_counter() - start:.0f} s."
     )
     header = ["load", "slot", "observed rate", "as observed", *(f"rate {rate:g}" for rate in args.rates)]
-    markdown = note + "\n\n" + format_table(header, rows)
-    if args.out is None:
+    finish(args.out, note + "\n\n" + format_table(header, rows), records)
+
+
+def finish(out: Path | None, markdown: str, records: list[dict]) -> None:
+    """Print the report, or write it and its records to ``out`` (.md and .json)."""
+    if out is None:
         print(markdown)
         return
-    write_report(args.out, markdown, records)
+    write_report(out, markdown, records)
 
 
 if __name__ == "__main__":

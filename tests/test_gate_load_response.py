@@ -48,3 +48,17 @@ def test_a_gate_that_reads_the_signal_moves_with_it(tmp_path):
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "g.json").read_text())
     assert any(len(set(r["srw"])) > 1 for r in records)
+
+
+def test_own_play_reports_every_band_of_every_load_and_refuses_bad_bands(tmp_path):
+    checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True)
+    own = ["--checkpoint", checkpoint, "--own-play", "--nodes", "4", "--horizon", "20", "--seeds", "1"]
+    done = subprocess.run([*SCRIPT, *own, "--bands", "0", "10", "20", "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = json.loads((tmp_path / "o.json").read_text())
+    assert [(r["load"], r["slots"]) for r in records] == [("train", "0-9"), ("train", "10-19"), ("heavy", "0-9"),
+                                                         ("heavy", "10-19")]  # fmt: skip
+    assert all(0.0 <= float(r["srw led"]) <= 1.0 for r in records)
+    refused = subprocess.run([*SCRIPT, *own, "--bands", "10", "0"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "increasing --bands" in refused.stderr
