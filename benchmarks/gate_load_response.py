@@ -46,7 +46,7 @@ def slot_starts(env_kwargs: dict, planner: str, slots: list[int], seed: int) -> 
     seen = []
     for agent in live_turns(env):
         observation = env.observe(agent)
-        if env.slot.turn == 0 and env.sim.slot in slots and all(s != env.sim.slot for s, _ in seen):
+        if env.slot.turn == 0 and env.sim.slot in slots:  # a slot's first turn comes once
             seen.append((env.sim.slot, observation["observation"].copy()))
         env.step(player.act(observation, agent))
     return seen

@@ -48,10 +48,9 @@ from generalisation import HORIZON  # noqa: E402  (the sibling script: benchmark
 from mara_select import VALIDATION_SEED  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from mara_agents.base import ObservationScheduler  # noqa: E402
-from mara_agents.heuristics import EDFUniformScheduler, tasks_in_system  # noqa: E402
+from mara_agents.heuristics import tasks_in_system  # noqa: E402
+from mara_agents.mara.teacher_rules import PlannerSwitchScheduler  # noqa: E402
 from mara_agents.registry import load_agent  # noqa: E402
-from mara_agents.srw import SRWScheduler  # noqa: E402
 from mara_agents.stats import format_mean_ci, format_table, paired_difference, significance  # noqa: E402
 from mara_env.forecast.evaluation import write_report  # noqa: E402
 from mara_env.observation import DecodedObservation  # noqa: E402
@@ -77,8 +76,9 @@ def demand_density(obs: DecodedObservation) -> float:
     return float(np.max(due / (max(obs.up_nodes, 1) * np.maximum(slots[order], 1.0))))
 
 
-class PlannerSwitch(ObservationScheduler):
-    """``srw`` or ``edf_uniform`` by one of the rules of :data:`KINDS` with threshold ``limit``."""
+class PlannerSwitch(PlannerSwitchScheduler):
+    """``srw`` or ``edf_uniform`` by one of the rules of :data:`KINDS` with threshold ``limit``; counts the
+    turns it played and those ``srw`` played."""
 
     def __init__(self, kind: str, limit: float, seed: int | None = 0) -> None:
         self.kind, self.limit = kind, limit
@@ -86,20 +86,10 @@ class PlannerSwitch(ObservationScheduler):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
         self.crowd_sum, self.slots_seen = 0.0, 0
-        self.slot_time: float | None = None
         self.sticky = "edf_uniform" if self.kind in ("early", "after", "arrivals") else "srw"
         self.current = self.sticky
         self.turns = self.srw_turns = 0
-
-    def planner(self, obs: DecodedObservation) -> str:
-        """The planner this turn plays, ``"srw"`` or ``"edf_uniform"``: chosen at a slot's first turn, since
-        everything a rule reads (the crowd, the forecasts) holds for the whole slot."""
-        if obs.globals["time"] != self.slot_time:
-            self.slot_time = obs.globals["time"]
-            self.current = self.slot_planner(obs)
-        return self.current
 
     def slot_planner(self, obs: DecodedObservation) -> str:
         """The rule's planner for a new slot (the remembering rules count it first)."""
@@ -118,14 +108,10 @@ class PlannerSwitch(ObservationScheduler):
         return self.sticky
 
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
+        row = super().choose(obs, allowed)
         self.turns += 1
-        slot_starts = obs.globals["time"] != self.slot_time
-        if self.planner(obs) == "srw":
-            self.srw_turns += 1
-            return self.srw.choose(obs, allowed)
-        if slot_starts:  # srw keeps every row's history, should it take over later
-            self.srw.memory.update(obs)
-        return self.edf_uniform.choose(obs, allowed)
+        self.srw_turns += self.last_path == "srw"
+        return row
 
 
 def parse_rule(text: str) -> tuple[str, float]:

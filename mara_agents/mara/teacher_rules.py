@@ -27,12 +27,46 @@ from mara_env.observation import DecodedObservation
 LOAD_SWITCH_RATE = 0.054  # tasks per slot and node; tabular's train load arrives below it, heavy above
 
 
-class LoadSwitchScheduler(ObservationScheduler):
-    """``srw`` while the arrival rate is at most ``rate``, ``edf_uniform`` beyond; chosen per slot.
+class PlannerSwitchScheduler(ObservationScheduler):
+    """``srw`` or ``edf_uniform``, chosen at each slot's first turn by :meth:`slot_planner` (a subclass's
+    rule), since what a rule reads holds for the whole slot.
 
-    ``last_path`` names the rule of the latest decision (``"srw"``, or ``edf_uniform``'s ``"edf"`` or
-    ``"uniform"``), so a teacher labels the policy's gate with it.
+    While ``edf_uniform`` plays, ``srw`` keeps every row's history, should it take over later. ``last_path``
+    names the rule of the latest decision (``"srw"``, or ``edf_uniform``'s ``"edf"`` or ``"uniform"``), so a
+    teacher labels the policy's gate with it.
     """
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
+        self.slot_time: float | None = None
+        self.current = self.last_path = "srw"
+
+    def slot_planner(self, obs: DecodedObservation) -> str:
+        """The planner of a new slot, ``"srw"`` or ``"edf_uniform"``."""
+        raise NotImplementedError
+
+    def planner(self, obs: DecodedObservation) -> str:
+        """The planner this turn plays: :meth:`slot_planner`'s at a slot's first turn, kept for the slot."""
+        if obs.globals["time"] != self.slot_time:
+            self.slot_time = obs.globals["time"]
+            self.current = self.slot_planner(obs)
+        return self.current
+
+    def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
+        slot_starts = obs.globals["time"] != self.slot_time
+        if self.planner(obs) == "srw":
+            self.last_path = "srw"
+            return self.srw.choose(obs, allowed)
+        if slot_starts:
+            self.srw.memory.update(obs)
+        row = self.edf_uniform.choose(obs, allowed)
+        self.last_path = self.edf_uniform.last_path
+        return row
+
+
+class LoadSwitchScheduler(PlannerSwitchScheduler):
+    """``srw`` while the arrival rate is at most ``rate``, ``edf_uniform`` beyond; chosen per slot."""
 
     def __init__(self, seed: int | None = 0, rate: float = LOAD_SWITCH_RATE) -> None:
         if not (np.isfinite(rate) and rate > 0):
@@ -40,23 +74,8 @@ class LoadSwitchScheduler(ObservationScheduler):
         self.rate = float(rate)
         super().__init__(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.srw, self.edf_uniform = SRWScheduler(seed=seed), EDFUniformScheduler(seed=seed)
-        self.slot_time: float | None = None
-        self.last_path = "srw"
-
-    def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int | None:
-        slot_starts = obs.globals["time"] != self.slot_time
-        self.slot_time = obs.globals["time"]
-        if obs.globals["arrival_rate"] <= self.rate:
-            self.last_path = "srw"
-            return self.srw.choose(obs, allowed)
-        if slot_starts:  # srw keeps every row's history, should it take over later
-            self.srw.memory.update(obs)
-        row = self.edf_uniform.choose(obs, allowed)
-        self.last_path = self.edf_uniform.last_path
-        return row
+    def slot_planner(self, obs: DecodedObservation) -> str:
+        return "srw" if obs.globals["arrival_rate"] <= self.rate else "edf_uniform"
 
 
 # the rules a teacher may name as candidates, by name
