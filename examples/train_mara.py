@@ -17,6 +17,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-uniform-pick            # (generalist) no third skip path on the row uniform picks
     --no-size-context            # (generalist) log2 M left out of the slot's context: blind to the cluster size
     --load-signal                # (slot actor) the slot's context and the critic read the arrival rate too
+    --gate-context               # (hinted slot actor) the gate reads the arrival rate and log2 M directly
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
@@ -143,7 +144,13 @@ def parse_args() -> argparse.Namespace:
         "--load-signal",
         action="store_true",
         help="(slot actor) the slot's context and the critic also read the arrival_rate global (tasks arrived "
-        "per slot so far / K_max), a slow signal of the offered load (default: off)",
+        "per slot so far / M), a slow signal of the offered load (default: off)",
+    )
+    parser.add_argument(
+        "--gate-context",
+        action="store_true",
+        help="(hinted slot actor) the gate reads the arrival rate and log2 M beside the slot token, through a "
+        "tanh layer, so it can switch planners by load on the policy's own states (default: off)",
     )
     parser.add_argument(
         "--rule-start",
@@ -320,6 +327,9 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.load_signal and config.architecture != "slot":
         raise SystemExit("--load-signal is a setting of the slot actor: it needs --generalist or --architecture slot")
     config.load_signal = args.load_signal
+    if args.gate_context and not (config.architecture == "slot" and config.planner_hints):
+        raise SystemExit("--gate-context feeds the gate of the planners' skip paths: it needs the hinted slot actor")
+    config.gate_context = args.gate_context
     for flag, given in (("--mixed-warmup", args.mixed_warmup), ("--random-window", args.random_window)):
         if given and (args.no_warmup or not args.generalist):
             raise SystemExit(f"{flag} shapes the warm-up: it needs --generalist, not --no-warmup")

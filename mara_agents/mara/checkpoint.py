@@ -31,9 +31,10 @@ FLAGS = {
     "selector": False,
     "size_context": False,
     "load_signal": False,
+    "gate_context": False,
 }
 # settings of the slot actor only
-SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal")
+SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "gate_context")
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

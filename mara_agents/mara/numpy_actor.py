@@ -25,8 +25,11 @@ from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, PRESENT
 from mara_agents.mara.slot_network import (
     AGE,
+    ARRIVAL_RATE,
     EDF_ROW_INPUTS,
     FREE_NODES,
+    GATE_RATE_CAP,
+    GATE_RATE_SCALE,
     HINT_ROW_INPUTS,
     NODE_INPUTS,
     NODES_LAST_SLOT,
@@ -164,6 +167,7 @@ class NumpySlotEncoder:
         self.hinted = net.hint_embed is not None
         if self.hinted:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
+            self.gate_hidden = None if net.gate_hidden is None else _linear(net.gate_hidden)
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
@@ -194,7 +198,7 @@ class NumpySlotEncoder:
         if self.hinted:
             hints = planner_hints(vector[None], self.planner)[0]
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
-            gates = self._gates(pooled)
+            gates = self._gates(pooled, globals_, layout.num_nodes)
         if self.selector is not None:
             gates = self._select(gates, slot_selector_inputs(pooled, vector, self.context_index))
         projected = np.zeros((k, self.width), dtype=np.float32)
@@ -207,8 +211,12 @@ class NumpySlotEncoder:
             older[present] = (age[None, :] > age[:, None]).sum(axis=1)
         return SlotParts(projected, pooled, plan_nodes, hints[:, 1].copy(), hints[:, 2].copy(), *gates, older)
 
-    def _gates(self, pooled: np.ndarray) -> tuple[float, float]:
+    def _gates(self, pooled: np.ndarray, globals_: np.ndarray, num_nodes: int) -> tuple[float, float]:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
+        if self.gate_hidden is not None:  # slot_network.gate_load_inputs
+            rate = min(float(globals_[ARRIVAL_RATE]) * GATE_RATE_SCALE, GATE_RATE_CAP)
+            inputs = np.append(pooled, np.float32([rate, size_feature(num_nodes)]))
+            pooled = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
         logits = pooled @ self.gate[0] + self.gate[1]
         if not self.uniform:
             return float(1.0 / (1.0 + np.exp(-logits[0]))), 0.0

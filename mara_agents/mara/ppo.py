@@ -98,6 +98,7 @@ class PPOConfig:
     uniform_pick: bool = False  # with pick hints: a third skip path on the row uniform picks, softmax-gated
     size_context: bool = False  # slot actor: the slot's context holds log2 M, so size-dependent teachers are learnable
     load_signal: bool = False  # slot actor: the slot's context and the critic read the arrival_rate global too
+    gate_context: bool = False  # hinted slot actor: the gate reads the arrival rate and log2 M beside the slot token
     rule_start: bool = False  # hinted slot actor: skip paths start at srw's and edf's rules (start_at_rules)
     scenarios: ScenarioSampler | None = None  # None: every copy plays ``env``; else a scenario per episode
     ray_address: str | None = None  # None: local worker processes; "local" or an address: Ray actors

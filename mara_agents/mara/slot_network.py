@@ -85,6 +85,10 @@ GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_w
 PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
 SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
 SELECTOR_HIDDEN = 32
+GATE_HIDDEN = 32  # the hidden width of a gate that reads the load (gate_context)
+ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
+GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
+GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
 
 
 def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
@@ -194,6 +198,14 @@ def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
     return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
 
 
+def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
+    """``(n, 2)``: what a ``gate_context`` gate reads beside the slot token: the scaled arrival rate and
+    ``log2 M / 6``. Both are set by the scenario, not by the policy's play, so they read the same on the
+    teacher's states and on the student's own."""
+    rate = (globals_[:, ARRIVAL_RATE] * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
+    return torch.stack([rate, size_feature(num_nodes)], dim=-1)
+
+
 def select_paths(choice: torch.Tensor, gate: torch.Tensor, uniform_gate: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The srw and uniform paths' weights once a selector's ``choice`` ``(n, 4)`` (a distribution over
     :data:`SELECTOR_OPTIONS`) mixes the learned ``gate`` and ``uniform_gate`` with each path alone."""
@@ -239,6 +251,10 @@ class SlotMARANet(nn.Module):
     load_signal:
         The slot's context and the critic also read the ``arrival_rate`` global, a slow signal of the
         offered load (:func:`~.network.global_names`).
+    gate_context:
+        The gate reads the arrival rate and ``log2 M`` directly beside the slot token, through a tanh
+        layer (:func:`gate_load_inputs`; needs ``planner_hints``). A gate on the slot token alone learnt
+        the load on the teacher's states and lost it on the policy's own.
     """
 
     architecture = "slot"
@@ -256,6 +272,7 @@ class SlotMARANet(nn.Module):
         selector: bool = False,
         size_context: bool = False,
         load_signal: bool = False,
+        gate_context: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -264,6 +281,8 @@ class SlotMARANet(nn.Module):
             raise ValueError("uniform_pick needs pick_hints=True (it is a third pick beside srw's and edf's)")
         if selector and not uniform_pick:
             raise ValueError("selector needs uniform_pick=True (it chooses between the learned gate and each path)")
+        if gate_context and not planner_hints:
+            raise ValueError("gate_context needs planner_hints=True (it feeds the gate of the planners' skip paths)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -277,6 +296,7 @@ class SlotMARANet(nn.Module):
             "selector": selector,
             "size_context": size_context,
             "load_signal": load_signal,
+            "gate_context": gate_context,
         }
         self.context_index = slot_context(load_signal)
         self.encoder = RowEncoder(history_window, len(self.context_index) + int(size_context), width, layers, heads)
@@ -295,8 +315,10 @@ class SlotMARANet(nn.Module):
         self.idle_skip = nn.Linear(1, 1, bias=False)
         self.edf_skip = nn.Linear(EDF_ROW_INPUTS + picks, 1, bias=False)
         self.edf_idle = nn.Parameter(torch.zeros(1))
-        # the gate's logits: srw's against edf's fixed 0 (a sigmoid), and with the uniform pick uniform's too
-        self.gate = nn.Linear(width, 1 + int(uniform_pick))
+        # the gate's logits: srw's against edf's fixed 0 (a sigmoid), and with the uniform pick uniform's too;
+        # with gate_context they come from a tanh layer over the slot token, the arrival rate and log2 M
+        self.gate_hidden = nn.Linear(width + 2, GATE_HIDDEN) if gate_context else None
+        self.gate = nn.Linear(GATE_HIDDEN if gate_context else width, 1 + int(uniform_pick))
         for layer in (self.row_skip, self.idle_skip, self.edf_skip, self.gate):
             nn.init.zeros_(layer.weight)
         nn.init.zeros_(self.gate.bias)
@@ -347,7 +369,7 @@ class SlotMARANet(nn.Module):
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
             row_tokens = row_tokens + self.hint_embed(hints)
-            gate, uniform_gate = self._gates(pooled)
+            gate, uniform_gate = self._gates(pooled, globals_, observation[:, NUM_NODES])
         if self.selector is not None:
             inputs = selector_inputs(pooled, globals_[:, self.context_index], observation[:, NUM_NODES])
             gate, uniform_gate = select_paths(torch.softmax(self.selector(inputs), -1), gate, uniform_gate)
@@ -357,8 +379,12 @@ class SlotMARANet(nn.Module):
         projected = self.row_hidden(row_tokens)
         return SlotEncoding(projected, pooled, plan_nodes, hints[..., 1], hints[..., 2], gate, uniform_gate, older)
 
-    def _gates(self, pooled: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _gates(
+        self, pooled: torch.Tensor, globals_: torch.Tensor, num_nodes: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The srw and uniform paths' weights ``(n, 1)`` each; the edf path gets the rest."""
+        if self.gate_hidden is not None:
+            pooled = torch.tanh(self.gate_hidden(torch.cat([pooled, gate_load_inputs(globals_, num_nodes)], -1)))
         logits = self.gate(pooled)
         if not self.config["uniform_pick"]:
             return torch.sigmoid(logits), torch.zeros_like(logits)

@@ -37,6 +37,7 @@ def build_network(config: PPOConfig) -> MARANet | SlotMARANet:
             "uniform_pick": config.uniform_pick,
             "size_context": config.size_context,
             "load_signal": config.load_signal,
+            "gate_context": config.gate_context,
         }
     )
 
