@@ -110,6 +110,15 @@ def size_feature(num_nodes: int) -> float:
     return float(np.log2(max(num_nodes, 1)) / 6.0)
 
 
+def gate_inputs(pooled: np.ndarray, globals_: np.ndarray, num_nodes: int, gate_context: bool) -> np.ndarray:
+    """What a slot's gate reads (:meth:`~.slot_network.SlotMARANet.gate_weights`): the slot token
+    ``pooled``, and with ``gate_context`` :func:`~.slot_network.gate_load_inputs` of the slot's globals."""
+    if not gate_context:
+        return pooled
+    rate = min(float(globals_[ARRIVAL_RATE]) * GATE_RATE_SCALE, GATE_RATE_CAP)
+    return np.append(pooled, np.float32([rate, size_feature(num_nodes)]))
+
+
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
     """A linear layer's transposed weight and bias, for ``x @ weight + bias``."""
     return layer.weight.detach().numpy().T.copy(), layer.bias.detach().numpy().copy()
@@ -213,11 +222,10 @@ class NumpySlotEncoder:
 
     def _gates(self, pooled: np.ndarray, globals_: np.ndarray, num_nodes: int) -> tuple[float, float]:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
-        if self.gate_hidden is not None:  # slot_network.gate_load_inputs
-            rate = min(float(globals_[ARRIVAL_RATE]) * GATE_RATE_SCALE, GATE_RATE_CAP)
-            inputs = np.append(pooled, np.float32([rate, size_feature(num_nodes)]))
-            pooled = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
-        logits = pooled @ self.gate[0] + self.gate[1]
+        inputs = gate_inputs(pooled, globals_, num_nodes, self.gate_hidden is not None)
+        if self.gate_hidden is not None:
+            inputs = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
+        logits = inputs @ self.gate[0] + self.gate[1]
         if not self.uniform:
             return float(1.0 / (1.0 + np.exp(-logits[0]))), 0.0
         weights = np.exp(np.array([logits[0], 0.0, logits[1]]) - max(float(logits.max()), 0.0))

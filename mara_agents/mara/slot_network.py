@@ -384,8 +384,15 @@ class SlotMARANet(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The srw and uniform paths' weights ``(n, 1)`` each; the edf path gets the rest."""
         if self.gate_hidden is not None:
-            pooled = torch.tanh(self.gate_hidden(torch.cat([pooled, gate_load_inputs(globals_, num_nodes)], -1)))
-        logits = self.gate(pooled)
+            pooled = torch.cat([pooled, gate_load_inputs(globals_, num_nodes)], -1)
+        return self.gate_weights(pooled)
+
+    def gate_weights(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_gates` from what the gate reads ``(n, width)``: the slot token, and with ``gate_context``
+        :func:`gate_load_inputs` after it ``(n, width + 2)``."""
+        if self.gate_hidden is not None:
+            inputs = torch.tanh(self.gate_hidden(inputs))
+        logits = self.gate(inputs)
         if not self.config["uniform_pick"]:
             return torch.sigmoid(logits), torch.zeros_like(logits)
         weights = torch.softmax(torch.cat([logits[:, :1], torch.zeros_like(logits[:, :1]), logits[:, 1:]], -1), -1)

@@ -1,0 +1,99 @@
+"""Fit a MARA slot actor's gate on its own play, labelled by its teacher (DAgger on the gate alone).
+
+    python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --out runs/t54_gate \\
+        --train-args "--generalist --load-signal --gate-context"
+
+``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
+the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
+``--rounds`` rounds plays ``--episodes`` scenarios with the current gate, labels every slot with the
+planner the teacher would follow, and refits the gate's layers on every round's labels so far; the
+rest of the network never changes (``mara_agents.mara.gate_dagger``). Writes into ``--out``:
+``checkpoint.pt`` (the network with the fitted gate) and ``report.json`` (per round: labelled slots,
+cross-entropy and agreement before and after the fit, seconds). Judge the result with
+``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+# the play processes each run one episode at a time, --jobs of them at once: numpy's BLAS gets one
+# thread in each (set before numpy loads; a variable you set is kept)
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.gate_dagger import GATE_SEED_BASE, GateLabels, fit_gate, label_own_play  # noqa: E402
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", type=Path, required=True, help="a slot-actor checkpoint with planner hints")
+    parser.add_argument("--out", type=Path, required=True, help="directory for checkpoint.pt and report.json")
+    parser.add_argument(
+        "--train-args",
+        default="--generalist",
+        help="the train_mara.py flags of the run that made the checkpoint, one string (default: --generalist)",
+    )
+    parser.add_argument("--episodes", type=int, default=60, help="scenarios played per round (default 60)")
+    parser.add_argument("--rounds", type=int, default=2, help="label-and-fit rounds (default 2)")
+    parser.add_argument("--steps", type=int, default=400, help="full-batch Adam steps per fit (default 400)")
+    parser.add_argument("--learning-rate", type=float, default=3e-3)
+    parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
+    args = parser.parse_args()
+    for name in ("episodes", "rounds", "steps", "jobs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if not args.learning_rate > 0:
+        parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
+    if args.out.resolve() == args.checkpoint.resolve().parent:
+        parser.error("--out must not be the checkpoint's directory (its checkpoint.pt would be replaced)")
+    return args
+
+
+def training_config(train_args: str):
+    """The PPOConfig ``examples/train_mara.py TRAIN_ARGS`` would train with (its teacher and scenarios)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import train_mara
+
+    saved = sys.argv
+    try:
+        sys.argv = ["train_mara.py", *shlex.split(train_args)]
+        return train_mara.configure(train_mara.parse_args())
+    finally:
+        sys.argv = saved
+
+
+def main() -> None:
+    args = parse_args()
+    config = training_config(args.train_args)
+    if config.teacher is None:
+        raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
+    net, env, extra = load_checkpoint(args.checkpoint)
+    args.out.mkdir(parents=True, exist_ok=True)
+    current, rounds, labels = args.checkpoint, [], []
+    for round_index in range(args.rounds):
+        began = time.perf_counter()
+        first = GATE_SEED_BASE + round_index * args.episodes
+        seeds = list(range(first, first + args.episodes))
+        labels.append(label_own_play(current, config.env, config.teacher, seeds, config.scenarios, args.jobs))
+        stats = fit_gate(net, GateLabels.concatenate(labels), args.steps, args.learning_rate)
+        current = save_checkpoint(
+            net, args.out / "checkpoint.pt", env, {**extra, "gate_dagger_rounds": round_index + 1}
+        )
+        rounds.append({"round": round_index + 1, "slots": len(labels[-1]), **stats,
+                       "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
+        print(json.dumps(rounds[-1]))
+    report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
+    (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"fitted gate: {args.out / 'checkpoint.pt'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Fitting a slot actor's gate on the states the policy reaches itself: DAgger on the gate alone.
+
+Cloning fits the gate (the per-slot weights of the ``srw``, ``edf`` and ``uniform`` skip paths) on the
+teacher's states. There the slot token tells the load apart from how the teacher's table looks, and
+on the policy's own states that reading fails: a generalist's gate picked the planner its label
+wanted on ``edf_uniform``'s states of big ``tabular`` clusters and ``srw`` on its own ``heavy`` ones
+(docs/mara_policy.md). DAgger (Ross, Gordon and Bagnell, 2011) labels the learner's own states
+instead. Here:
+
+1. **Label** (:func:`label_own_play`): the policy plays scenarios drawn from a
+   :class:`~.scenarios.ScenarioSampler` (after the same planner warm-up as training; seeds from
+   :data:`GATE_SEED_BASE` up, which no rollout, demonstration, selector play or evaluation uses); the
+   teacher sees every turn and names the planner it would follow (:meth:`~.teacher.Teacher.path`).
+   Per slot with a task to choose, what the gate reads (:func:`~.numpy_actor.gate_inputs`) and how
+   many turns the teacher gave each path are kept.
+2. **Fit** (:func:`fit_gate`): the gate's layers only, everything else frozen (the slot token does
+   not change, so what the gate reads is recorded once), by the cross-entropy of the gate's path
+   weights against those counts, as cloning's gate loss weighs every turn.
+
+Rounds repeat both with the newly fitted gate playing, on the union of every round's labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.numpy_actor import gate_inputs
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
+from mara_agents.mara.scheduler import MARAScheduler
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.teacher import Teacher
+from mara_agents.mara.warmup import learner_window, play_warmup
+from mara_agents.mara.workers import map_forked
+from mara_env.env import live_turns, raw_env
+from mara_env.observation import layout_of
+
+GATE_SEED_BASE = TRAINING_SEED_BASE + 800_000_000  # above rollouts, demonstrations and selector plays
+UNIFORM = GATE_PATHS.index("uniform")
+
+
+@dataclass
+class GateLabels:
+    """Per slot of the policy's own play: what its gate read, and the teacher's turns on each path."""
+
+    inputs: np.ndarray  # (slots, gate inputs)
+    counts: np.ndarray  # (slots, 3): turns the teacher labelled srw, edf, uniform (GATE_PATHS order)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    @classmethod
+    def concatenate(cls, parts: list[GateLabels]) -> GateLabels:
+        return cls(np.concatenate([p.inputs for p in parts]), np.concatenate([p.counts for p in parts]))
+
+
+def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> GateLabels:
+    """One episode the policy in ``checkpoint`` plays, labelled per slot by ``teacher``."""
+    checkpoint, base_env, teacher, seed, scenarios = job
+    net, trained_env, _ = load_checkpoint(checkpoint)
+    student = MARAScheduler(net, trained_env=trained_env)
+    settings = scenario_settings(base_env, scenarios, seed)
+    env = raw_env(**settings)
+    env.reset(seed=seed)
+    guide = Teacher.for_env(teacher, settings)
+    guide.reset(seed)
+    student.reset(seed)
+    play_warmup(env, scenarios, settings, seed, guide)
+    cut = learner_window(scenarios, settings, seed).cut
+    context = net.gate_hidden is not None
+    inputs, counts = [], []
+    for agent in live_turns(env):
+        if cut is not None and env.sim.slot >= cut:
+            break
+        observation = env.observe(agent)
+        guide.action(env, observation)  # every turn: the teacher's planners keep their memory of the episode
+        path = guide.path()
+        action = student.act(observation, agent)
+        if env.slot.turn == 0:  # the gate reads the slot once, at its first turn
+            vector = observation["observation"]
+            layout = layout_of(vector)
+            _, globals_, _, _ = layout.split_observation(vector)
+            inputs.append(gate_inputs(student.slot_parts.pooled, globals_, layout.num_nodes, context))
+            counts.append(np.zeros(len(GATE_PATHS)))
+        if path >= 0 and observation["action_mask"][1:].any():
+            counts[-1][path] += 1
+        env.step(action)
+    kept = [i for i, row in enumerate(counts) if row.sum() > 0]
+    width = net.gate.in_features if not context else net.gate_hidden.in_features
+    return GateLabels(
+        np.asarray([inputs[i] for i in kept], dtype=np.float32).reshape(-1, width),
+        np.asarray([counts[i] for i in kept], dtype=np.float32).reshape(-1, len(GATE_PATHS)),
+    )
+
+
+def label_own_play(
+    checkpoint: Path,
+    env_kwargs: dict,
+    teacher: str,
+    seeds: list[int],
+    scenarios: ScenarioSampler | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+) -> GateLabels:
+    """:class:`GateLabels` of the episodes on ``seeds`` that the policy in ``checkpoint`` plays, labelled by
+    ``teacher`` (``jobs`` processes; the same arguments give the same labels)."""
+    net, _, _ = load_checkpoint(Path(checkpoint))  # refuse a bad file before starting any process
+    if not isinstance(net, SlotMARANet) or net.hint_embed is None:
+        raise ValueError(f"{checkpoint}: gate fitting needs a slot actor with planner hints (it has no gate)")
+    work = [(Path(checkpoint), env_kwargs, teacher, seed, scenarios) for seed in seeds]
+    parts = map_forked(_label_episode, work, jobs, desc="gate labels", unit="episode", disable=not progress)
+    return GateLabels.concatenate(parts)
+
+
+def gate_cross_entropy(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
+    """Mean cross-entropy of ``net``'s gate against the teacher's turns (uniform's only with that path)."""
+    gate, uniform_gate = net.gate_weights(torch.from_numpy(labels.inputs))
+    weights = torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
+    counts = torch.from_numpy(labels.counts)
+    if not net.config["uniform_pick"]:
+        counts = counts.clone()
+        counts[:, UNIFORM] = 0.0
+    return -(counts * torch.log(weights.clamp(min=1e-6))).sum() / counts.sum().clamp(min=1.0)
+
+
+def gate_agreement(net: SlotMARANet, labels: GateLabels) -> float:
+    """Share of the labelled turns whose path the gate weighs most at their slot."""
+    with torch.no_grad():
+        gate, uniform_gate = net.gate_weights(torch.from_numpy(labels.inputs))
+    weights = torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1).numpy()
+    led = weights.argmax(-1)
+    return float(labels.counts[np.arange(len(led)), led].sum() / max(labels.counts.sum(), 1.0))
+
+
+def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3) -> dict[str, float]:
+    """Fit ``net``'s gate layers (in place; nothing else changes) to ``labels`` by full-batch Adam (no
+    draw: the same labels give the same gate); the loss and agreement before and after."""
+    if len(labels) == 0:
+        raise ValueError("no labelled slot to fit the gate on (every episode had no task to choose)")
+    layers = [net.gate] + ([net.gate_hidden] if net.gate_hidden is not None else [])
+    parameters = [p for layer in layers for p in layer.parameters()]
+    before = {"loss_before": _loss(net, labels), "agreement_before": gate_agreement(net, labels)}
+    optimizer = torch.optim.Adam(parameters, lr=learning_rate)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = gate_cross_entropy(net, labels)
+        loss.backward()
+        optimizer.step()
+    return {**before, "loss_after": _loss(net, labels), "agreement_after": gate_agreement(net, labels)}
+
+
+def _loss(net: SlotMARANet, labels: GateLabels) -> float:
+    with torch.no_grad():
+        return float(gate_cross_entropy(net, labels))

@@ -1,0 +1,93 @@
+"""DAgger on the gate alone: labels of the policy's own play, and a fit that moves only the gate."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement, gate_cross_entropy, label_own_play
+from mara_agents.mara.slot_network import SlotMARANet
+
+HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}
+SMALL_ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "synthetic", "load": "heavy",
+             "forecaster": "wls"}  # fmt: skip
+
+
+def _net(**flags) -> SlotMARANet:
+    torch.manual_seed(0)
+    return SlotMARANet(width=16, layers=1, heads=2, **{**HINTED, **flags})
+
+
+def test_gate_cross_entropy_weighs_each_labelled_turn():
+    net = _net()
+    with torch.no_grad():  # a constant gate: srw 2/6, edf 1/6, uniform 3/6 (logits against edf's 0)
+        net.gate.bias.copy_(torch.tensor([math.log(2.0), math.log(3.0)]))
+    labels = GateLabels(np.zeros((2, 16), dtype=np.float32), np.array([[1, 2, 0], [0, 0, 3]], dtype=np.float32))
+    expected = -(math.log(2 / 6) + 2 * math.log(1 / 6) + 3 * math.log(3 / 6)) / 6
+    assert float(gate_cross_entropy(net, labels).detach()) == pytest.approx(expected, rel=1e-5)
+    assert gate_agreement(net, labels) == pytest.approx(3 / 6)  # uniform leads both slots: the 3 uniform turns
+    # a network without the uniform path never counts a uniform label
+    plain = _net(uniform_pick=False)
+    with torch.no_grad():
+        plain.gate.bias.fill_(math.log(3.0))  # srw 3/4, edf 1/4
+    expected = -(math.log(3 / 4) + 2 * math.log(1 / 4)) / 3
+    assert float(gate_cross_entropy(plain, labels).detach()) == pytest.approx(expected, rel=1e-5)
+
+
+def test_fit_gate_learns_the_rate_from_the_labels_and_leaves_the_rest_alone():
+    net = _net(gate_context=True)
+    rng = np.random.default_rng(0)
+    inputs = rng.normal(size=(400, 18)).astype(np.float32)
+    inputs[:, 16] = rng.uniform(0.5, 2.0, size=400)  # the scaled arrival rate
+    counts = np.zeros((400, 3), dtype=np.float32)
+    calm = inputs[:, 16] < 1.1
+    counts[calm, 0], counts[~calm, 2] = 5, 5  # srw while calm, uniform under overload
+    before = {name: value.clone() for name, value in net.state_dict().items()}
+    stats = fit_gate(net, GateLabels(inputs, counts), steps=300)
+    assert stats["agreement_before"] < 0.7 and stats["agreement_after"] > 0.95
+    assert stats["loss_after"] < stats["loss_before"]
+    changed = {name for name, value in net.state_dict().items() if not torch.equal(value, before[name])}
+    assert changed == {"gate.weight", "gate.bias", "gate_hidden.weight", "gate_hidden.bias"}
+
+
+def test_fit_gate_refuses_no_labels():
+    with pytest.raises(ValueError, match="no labelled slot"):
+        fit_gate(_net(), GateLabels(np.zeros((0, 16), np.float32), np.zeros((0, 3), np.float32)))
+
+
+def test_own_play_labels_are_the_teachers_winner_and_reproducible(tmp_path):
+    checkpoint = save_checkpoint(_net(gate_context=True), tmp_path / "net.pt", {"forecaster": "wls"})
+    seeds = [5, 6]
+    labels = [label_own_play(checkpoint, SMALL_ENV, "best_shared", [seed], progress=False) for seed in seeds]
+    for one in labels:
+        assert len(one) > 0 and one.inputs.shape == (len(one), 18)
+        assert (one.counts.sum(-1) > 0).all()
+        # best_shared labels a whole episode with its winner, srw or edf: one path per episode
+        assert np.count_nonzero(one.counts.sum(0)) == 1 and one.counts[:, 2].sum() == 0
+        assert np.all((one.inputs[:, 16] >= 0) & (one.inputs[:, 16] <= 5.0))  # the capped scaled rate
+        np.testing.assert_allclose(one.inputs[:, 17], np.log2(4) / 6)  # log2 M / 6
+    both = label_own_play(checkpoint, SMALL_ENV, "best_shared", seeds, jobs=2, progress=False)
+    np.testing.assert_array_equal(both.counts, np.concatenate([one.counts for one in labels]))
+    np.testing.assert_array_equal(both.inputs, np.concatenate([one.inputs for one in labels]))
+
+
+def test_own_play_refuses_a_network_without_a_gate(tmp_path):
+    checkpoint = save_checkpoint(SlotMARANet(width=16, layers=1, heads=2), tmp_path / "net.pt", {"forecaster": "wls"})
+    with pytest.raises(ValueError, match="needs a slot actor with planner hints"):
+        label_own_play(checkpoint, SMALL_ENV, "best_shared", [0], progress=False)
+
+
+def test_tune_gate_refuses_to_write_beside_its_checkpoint(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    done = subprocess.run(
+        [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
