@@ -18,6 +18,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-size-context            # (generalist) log2 M left out of the slot's context: blind to the cluster size
     --load-signal                # (slot actor) the slot's context and the critic read the arrival rate too
     --gate-context               # (hinted slot actor) the gate reads the arrival rate and log2 M directly
+    --gate-rounds 2              # (hinted slot actor) DAgger on the gate after the warm start (its own play)
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
     --focus rl 24 2.1 3.5 0.15   # (generalist) 15% of episodes: rl, >= 24 nodes, load 2.1-3.5 (default 30%, 0.7-3.5)
@@ -93,6 +94,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
     parser.add_argument(
         "--warm-start-epochs", type=int, help="cloning epochs (default: the config's; 12 for the slot actor)"
+    )
+    parser.add_argument(
+        "--gate-rounds",
+        type=int,
+        help="(hinted slot actor, best teacher) after the warm start, rounds of DAgger on the gate alone: the "
+        "policy plays, the teacher labels each slot's planner, the gate is refitted (default: 0, none)",
+    )
+    parser.add_argument(
+        "--gate-episodes", type=int, help="scenarios the policy plays per gate round (default: the config's, 200)"
     )
     parser.add_argument(
         "--forecaster",
@@ -397,6 +407,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         ("warm_start_episodes", "warm_start_episodes"),
         ("warm_start_epochs", "warm_start_epochs"),
         ("eval_every", "eval_every"),
+        ("gate_rounds", "gate_rounds"),
+        ("gate_episodes", "gate_episodes"),
     ]:
         if getattr(args, option) is not None:
             setattr(config, field, getattr(args, option))

@@ -20,7 +20,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
 # the play processes each run one episode at a time, --jobs of them at once: numpy's BLAS gets one
@@ -28,8 +27,8 @@ from pathlib import Path
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from mara_agents.mara.gate_dagger import GATE_SEED_BASE, GateLabels, fit_gate, label_own_play  # noqa: E402
+from mara_agents.mara.checkpoint import load_checkpoint  # noqa: E402
+from mara_agents.mara.gate_dagger import dagger_rounds  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -75,21 +74,14 @@ def main() -> None:
     config = training_config(args.train_args)
     if config.teacher is None:
         raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
-    net, env, extra = load_checkpoint(args.checkpoint)
+    net, _, _ = load_checkpoint(args.checkpoint)
     args.out.mkdir(parents=True, exist_ok=True)
-    current, rounds, labels = args.checkpoint, [], []
-    for round_index in range(args.rounds):
-        began = time.perf_counter()
-        first = GATE_SEED_BASE + round_index * args.episodes
-        seeds = list(range(first, first + args.episodes))
-        labels.append(label_own_play(current, config.env, config.teacher, seeds, config.scenarios, args.jobs))
-        stats = fit_gate(net, GateLabels.concatenate(labels), args.steps, args.learning_rate)
-        current = save_checkpoint(
-            net, args.out / "checkpoint.pt", env, {**extra, "gate_dagger_rounds": round_index + 1}
-        )
-        rounds.append({"round": round_index + 1, "slots": len(labels[-1]), **stats,
-                       "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
-        print(json.dumps(rounds[-1]))
+    rounds = dagger_rounds(
+        net, args.checkpoint, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
+        args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs,
+    )  # fmt: skip
+    for one in rounds:
+        print(json.dumps(one))
     report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
     (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"fitted gate: {args.out / 'checkpoint.pt'}")

@@ -115,11 +115,18 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     """Scenarios hold up to 24 rows while the evaluation env has 16: cloning, rollouts and updates
     must all read the padded size (reading the env's 16 crashed the first rollout)."""
     run = tmp_path / "run"
-    command = [sys.executable, str(ROOT / "examples" / "train_mara.py"), "--quick", "--generalist", "--out", str(run)]
+    command = [sys.executable, str(ROOT / "examples" / "train_mara.py"), "--quick", "--generalist", "--out", str(run),
+               "--gate-rounds", "1", "--gate-episodes", "3"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-2000:]
     warm = json.loads((run / "warm_start.json").read_text())
     assert warm["turns"] > 0 and (run / "checkpoint.pt").is_file()
+    # DAgger on the gate after the warm start: only the gate's layers moved, and PPO started from them
+    gate = json.loads((run / "warm_start_gate.json").read_text())
+    assert [r["round"] for r in gate["rounds"]] == [1] and gate["rounds"][0]["slots"] > 0
+    cloned, tuned = (load_checkpoint(run / name)[0].state_dict() for name in ("warm_start.pt", "warm_start_gate.pt"))
+    moved = {name for name in cloned if not torch.equal(cloned[name], tuned[name])}
+    assert moved and moved <= {"gate.weight", "gate.bias"}
     assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
     config = json.loads((run / "config.json").read_text())
     assert config["architecture"] == "slot" and config["planner_hints"] is True

@@ -22,13 +22,14 @@ Rounds repeat both with the newly fitted gate playing, on the union of every rou
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
@@ -156,3 +157,36 @@ def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_ra
 def _loss(net: SlotMARANet, labels: GateLabels) -> float:
     with torch.no_grad():
         return float(gate_cross_entropy(net, labels))
+
+
+def dagger_rounds(
+    net: SlotMARANet,
+    checkpoint: Path,
+    env_kwargs: dict,
+    teacher: str,
+    scenarios: ScenarioSampler | None,
+    save_to: Path,
+    rounds: int = 2,
+    episodes: int = 200,
+    steps: int = 400,
+    learning_rate: float = 3e-3,
+    jobs: int = 2,
+    progress: bool = True,
+) -> list[dict[str, float]]:
+    """``rounds`` of :func:`label_own_play` and :func:`fit_gate` on ``net`` (in place), whose weights are
+    in ``checkpoint`` (the first round's player). Each round plays ``episodes`` new scenarios with the
+    gate fitted so far (written to ``save_to``, keeping ``checkpoint``'s env and extra records) and refits on
+    every round's labels; per round, its labelled slots, the fit's statistics and seconds."""
+    if rounds < 1 or episodes < 1:
+        raise ValueError(f"rounds and episodes must be >= 1, got {rounds} and {episodes}")
+    _, env, extra = load_checkpoint(Path(checkpoint))
+    player, labels, report = Path(checkpoint), [], []
+    for index in range(rounds):
+        began = time.perf_counter()
+        seeds = list(range(GATE_SEED_BASE + index * episodes, GATE_SEED_BASE + (index + 1) * episodes))
+        labels.append(label_own_play(player, env_kwargs, teacher, seeds, scenarios, jobs, progress))
+        stats = fit_gate(net, GateLabels.concatenate(labels), steps, learning_rate)
+        player = save_checkpoint(net, save_to, env, {**extra, "gate_dagger_rounds": index + 1})
+        report.append({"round": index + 1, "slots": len(labels[-1]), **stats,
+                       "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
+    return report

@@ -114,8 +114,8 @@ def gate_weight(config: PPOConfig, guide: float) -> float:
 
 
 def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
-    """``ValueError`` before any work where ``gate_coef`` > 0 cannot be honoured (no gate, no best teacher)
-    or ``gate_floor`` lies outside ``[0, gate_coef]``."""
+    """``ValueError`` before any work where ``gate_coef`` > 0 or ``gate_rounds`` > 0 cannot be honoured (no
+    gate, no best teacher) or ``gate_floor`` lies outside ``[0, gate_coef]``."""
     from mara_agents.mara import imitation
     from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
 
@@ -124,6 +124,14 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
         raise ValueError(f"gate_floor must lie in [0, gate_coef = {config.gate_coef}], got {config.gate_floor}")
     if config.gate_coef and (config.teacher is None or parse_teacher(config.teacher)[0] not in BEST_TEACHERS):
         raise ValueError(f"gate_coef > 0 needs a best teacher (it follows a planner per episode): {config.teacher!r}")
+    if config.gate_rounds < 0 or config.gate_episodes < 1:
+        raise ValueError(f"gate_rounds must be >= 0, gate_episodes >= 1: {config.gate_rounds}, {config.gate_episodes}")
+    best = config.teacher is not None and parse_teacher(config.teacher)[0] in BEST_TEACHERS
+    if config.gate_rounds and (getattr(net, "hint_embed", None) is None or not best):
+        raise ValueError(
+            "gate_rounds > 0 needs a slot actor with planner hints and a best teacher (it labels the gate's "
+            f"planner on the policy's own play), got teacher {config.teacher!r}"
+        )
 
 
 def check_guide_settings(config: PPOConfig) -> None:

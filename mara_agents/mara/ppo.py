@@ -89,6 +89,8 @@ class PPOConfig:
     gate_coef: float = 0.0  # hinted slot actor, best teacher: fit the gate to the planner the teacher follows
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
+    gate_rounds: int = 0  # after the warm start: rounds of DAgger on the gate alone (gate_dagger; 0: none)
+    gate_episodes: int = 200  # scenarios the policy plays per gate round, labelled by the teacher
     seed: int = 0
     width: int = 64
     layers: int = 2
@@ -179,6 +181,8 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     if warm:
         save_checkpoint(net, out / "warm_start.pt", env_cfg, {"config": asdict(config), "iteration": 0})
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
+        if config.gate_rounds:
+            _fit_gate_on_own_play(net, config, out, progress)
     # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
     with torch_threads(1):
         pool = make_pool(config)
@@ -284,6 +288,24 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
         stats["eval_completion_rate"] = evaluate_policy(net, config)
         net.train()
     return {key: float(value) for key, value in stats.items()}
+
+
+def _fit_gate_on_own_play(net, config: PPOConfig, out: Path, progress: bool) -> None:
+    """DAgger on the warm start's gate (:mod:`~.gate_dagger`): ``out/warm_start_gate.pt``, and per round
+    its statistics in ``out/warm_start_gate.json`` with the evaluation where PPO now starts from."""
+    from mara_agents.mara.gate_dagger import dagger_rounds
+
+    began = time.perf_counter()
+    rounds = dagger_rounds(
+        net, out / "warm_start.pt", config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
+        config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
+    )  # fmt: skip
+    record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
+    if config.eval_seeds:
+        net.eval()
+        record["eval_completion_rate"] = evaluate_policy(net, config)
+        net.train()
+    (out / "warm_start_gate.json").write_text(json.dumps(record, indent=1))
 
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:
