@@ -2,14 +2,17 @@
 
     python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --out runs/t54_gate \\
         --train-args "--generalist --load-signal --gate-context"
+    python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --labels runs/t54_gate/labels.npz \\
+        --steps 2000 --out runs/t54_refit        # refit on saved labels, no play
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
 ``--rounds`` rounds plays ``--episodes`` scenarios with the current gate, labels every slot with the
 planner the teacher would follow, and refits the gate's layers on every round's labels so far; the
 rest of the network never changes (``mara_agents.mara.gate_dagger``). Writes into ``--out``:
-``checkpoint.pt`` (the network with the fitted gate) and ``report.json`` (per round: labelled slots,
-cross-entropy and agreement before and after the fit, seconds). Judge the result with
+``checkpoint.pt`` (the network with the fitted gate), ``labels.npz`` (every round's labels, with each
+slot's workload and cluster size, to refit or inspect without playing again) and ``report.json`` (per
+round: labelled slots, cross-entropy and agreement before and after the fit, seconds). Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
 
@@ -27,8 +30,8 @@ from pathlib import Path
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-from mara_agents.mara.checkpoint import load_checkpoint  # noqa: E402
-from mara_agents.mara.gate_dagger import dagger_rounds  # noqa: E402
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -40,7 +43,8 @@ def parse_args() -> argparse.Namespace:
         default="--generalist",
         help="the train_mara.py flags of the run that made the checkpoint, one string (default: --generalist)",
     )
-    parser.add_argument("--episodes", type=int, default=60, help="scenarios played per round (default 60)")
+    parser.add_argument("--labels", type=Path, help="fit once on this labels.npz of an earlier run (no play)")
+    parser.add_argument("--episodes", type=int, default=200, help="scenarios played per round (default 200)")
     parser.add_argument("--rounds", type=int, default=2, help="label-and-fit rounds (default 2)")
     parser.add_argument("--steps", type=int, default=400, help="full-batch Adam steps per fit (default 400)")
     parser.add_argument("--learning-rate", type=float, default=3e-3)
@@ -71,15 +75,23 @@ def training_config(train_args: str):
 
 def main() -> None:
     args = parse_args()
-    config = training_config(args.train_args)
-    if config.teacher is None:
-        raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
-    net, _, _ = load_checkpoint(args.checkpoint)
+    net, env, extra = load_checkpoint(args.checkpoint)
     args.out.mkdir(parents=True, exist_ok=True)
-    rounds = dagger_rounds(
-        net, args.checkpoint, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
-        args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs,
-    )  # fmt: skip
+    if args.labels is not None:  # a refit: no play, one fit
+        try:
+            labels = GateLabels.load(args.labels)
+            rounds = [{"labels": str(args.labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
+        except ValueError as error:
+            raise SystemExit(f"--labels: {error}") from None
+        save_checkpoint(net, args.out / "checkpoint.pt", env, {**extra, "gate_refit": str(args.labels)})
+    else:
+        config = training_config(args.train_args)
+        if config.teacher is None:
+            raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
+        rounds = dagger_rounds(
+            net, args.checkpoint, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
+            args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
+        )  # fmt: skip
     for one in rounds:
         print(json.dumps(one))
     report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}

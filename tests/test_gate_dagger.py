@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement, gate_cross_entropy, label_own_play
 from mara_agents.mara.slot_network import SlotMARANet
 
@@ -24,11 +25,15 @@ def _net(**flags) -> SlotMARANet:
     return SlotMARANet(width=16, layers=1, heads=2, **{**HINTED, **flags})
 
 
+def _labels(inputs: np.ndarray, counts: np.ndarray) -> GateLabels:
+    return GateLabels(inputs, counts, np.full(len(counts), "tabular"), np.full(len(counts), 32))
+
+
 def test_gate_cross_entropy_weighs_each_labelled_turn():
     net = _net()
     with torch.no_grad():  # a constant gate: srw 2/6, edf 1/6, uniform 3/6 (logits against edf's 0)
         net.gate.bias.copy_(torch.tensor([math.log(2.0), math.log(3.0)]))
-    labels = GateLabels(np.zeros((2, 16), dtype=np.float32), np.array([[1, 2, 0], [0, 0, 3]], dtype=np.float32))
+    labels = _labels(np.zeros((2, 16), dtype=np.float32), np.array([[1, 2, 0], [0, 0, 3]], dtype=np.float32))
     expected = -(math.log(2 / 6) + 2 * math.log(1 / 6) + 3 * math.log(3 / 6)) / 6
     assert float(gate_cross_entropy(net, labels).detach()) == pytest.approx(expected, rel=1e-5)
     assert gate_agreement(net, labels) == pytest.approx(3 / 6)  # uniform leads both slots: the 3 uniform turns
@@ -49,7 +54,7 @@ def test_fit_gate_learns_the_rate_from_the_labels_and_leaves_the_rest_alone():
     calm = inputs[:, 16] < 1.1
     counts[calm, 0], counts[~calm, 2] = 5, 5  # srw while calm, uniform under overload
     before = {name: value.clone() for name, value in net.state_dict().items()}
-    stats = fit_gate(net, GateLabels(inputs, counts), steps=300)
+    stats = fit_gate(net, _labels(inputs, counts), steps=300)
     assert stats["agreement_before"] < 0.7 and stats["agreement_after"] > 0.95
     assert stats["loss_after"] < stats["loss_before"]
     changed = {name for name, value in net.state_dict().items() if not torch.equal(value, before[name])}
@@ -58,7 +63,7 @@ def test_fit_gate_learns_the_rate_from_the_labels_and_leaves_the_rest_alone():
 
 def test_fit_gate_refuses_no_labels():
     with pytest.raises(ValueError, match="no labelled slot"):
-        fit_gate(_net(), GateLabels(np.zeros((0, 16), np.float32), np.zeros((0, 3), np.float32)))
+        fit_gate(_net(), _labels(np.zeros((0, 16), np.float32), np.zeros((0, 3), np.float32)))
 
 
 def test_own_play_labels_are_the_teachers_winner_and_reproducible(tmp_path):
@@ -72,6 +77,7 @@ def test_own_play_labels_are_the_teachers_winner_and_reproducible(tmp_path):
         assert np.count_nonzero(one.counts.sum(0)) == 1 and one.counts[:, 2].sum() == 0
         assert np.all((one.inputs[:, 16] >= 0) & (one.inputs[:, 16] <= 5.0))  # the capped scaled rate
         np.testing.assert_allclose(one.inputs[:, 17], np.log2(4) / 6)  # log2 M / 6
+        assert set(one.workloads) == {"synthetic"} and set(one.nodes) == {4}
     both = label_own_play(checkpoint, SMALL_ENV, "best_shared", seeds, jobs=2, progress=False)
     np.testing.assert_array_equal(both.counts, np.concatenate([one.counts for one in labels]))
     np.testing.assert_array_equal(both.inputs, np.concatenate([one.inputs for one in labels]))
@@ -91,3 +97,37 @@ def test_tune_gate_refuses_to_write_beside_its_checkpoint(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
+
+
+def test_labels_round_trip_and_a_corrupt_file_is_named(tmp_path):
+    labels = _labels(np.ones((3, 18), np.float32), np.array([[1, 0, 0], [0, 2, 0], [0, 0, 3]], np.float32))
+    labels.save(tmp_path / "labels.npz")
+    loaded = GateLabels.load(tmp_path / "labels.npz")
+    for name in ("inputs", "counts", "workloads", "nodes"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(labels, name))
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="bad.npz: not a readable file of gate labels"):
+        GateLabels.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "negative.npz", inputs=labels.inputs, counts=-labels.counts, workloads=labels.workloads,
+             nodes=labels.nodes)  # fmt: skip
+    with pytest.raises(ValueError, match="counts >= 0"):
+        GateLabels.load(tmp_path / "negative.npz")
+
+
+def test_tune_gate_refits_on_saved_labels_without_playing(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    inputs = np.random.default_rng(1).normal(size=(50, 16)).astype(np.float32)
+    counts = np.zeros((50, 3), np.float32)
+    counts[:, 1] = 2  # edf everywhere: a refit must lead with edf at every slot
+    _labels(inputs, counts).save(tmp_path / "labels.npz")
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
+               "--labels", str(tmp_path / "labels.npz"), "--steps", "200"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
+    fitted = json.loads((tmp_path / "o" / "report.json").read_text())["rounds"][0]
+    assert fitted["agreement_before"] == 0.0  # a zero gate weighs the paths alike and leads with srw
+    assert fitted["agreement_after"] > 0.8 and fitted["loss_after"] < fitted["loss_before"]
+    assert gate_agreement(refit, _labels(inputs, counts)) == pytest.approx(fitted["agreement_after"])
+    bad = subprocess.run([*command[:-4], "--labels", str(checkpoint)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--labels:" in bad.stderr and "not a file of gate labels (missing" in bad.stderr

@@ -127,6 +127,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     cloned, tuned = (load_checkpoint(run / name)[0].state_dict() for name in ("warm_start.pt", "warm_start_gate.pt"))
     moved = {name for name in cloned if not torch.equal(cloned[name], tuned[name])}
     assert moved and moved <= {"gate.weight", "gate.bias"}
+    assert (run / "warm_start_gate_labels.npz").is_file()
     assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
     config = json.loads((run / "config.json").read_text())
     assert config["architecture"] == "slot" and config["planner_hints"] is True

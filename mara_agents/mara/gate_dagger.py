@@ -23,6 +23,7 @@ Rounds repeat both with the newly fitted gate playing, on the union of every rou
 from __future__ import annotations
 
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,17 +47,45 @@ UNIFORM = GATE_PATHS.index("uniform")
 
 @dataclass
 class GateLabels:
-    """Per slot of the policy's own play: what its gate read, and the teacher's turns on each path."""
+    """Per slot of the policy's own play: what its gate read, the teacher's turns on each path, and the
+    scenario's workload and cluster size (to look at one corner's labels)."""
 
     inputs: np.ndarray  # (slots, gate inputs)
     counts: np.ndarray  # (slots, 3): turns the teacher labelled srw, edf, uniform (GATE_PATHS order)
+    workloads: np.ndarray  # (slots,) str
+    nodes: np.ndarray  # (slots,) int: M
 
     def __len__(self) -> int:
         return len(self.counts)
 
     @classmethod
     def concatenate(cls, parts: list[GateLabels]) -> GateLabels:
-        return cls(np.concatenate([p.inputs for p in parts]), np.concatenate([p.counts for p in parts]))
+        fields = ("inputs", "counts", "workloads", "nodes")
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields))
+
+    def save(self, path: Path) -> None:
+        """Write the labels to ``path`` (``.npz``, no pickles)."""
+        np.savez_compressed(path, inputs=self.inputs, counts=self.counts, workloads=self.workloads, nodes=self.nodes)
+
+    @classmethod
+    def load(cls, path: Path) -> GateLabels:
+        """Labels written by :meth:`save`; ``ValueError`` naming ``path`` for anything else."""
+        try:
+            with np.load(path, allow_pickle=False) as blob:
+                arrays = {name: blob[name] for name in blob.files}
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{path}: not a readable file of gate labels ({error})") from error
+        missing = {"inputs", "counts", "workloads", "nodes"} - set(arrays)
+        if missing:
+            raise ValueError(f"{path}: not a file of gate labels (missing {sorted(missing)})")
+        labels = cls(arrays["inputs"], arrays["counts"], arrays["workloads"], arrays["nodes"])
+        slots = len(labels)
+        shapes_agree = labels.inputs.ndim == 2 and labels.counts.shape == (slots, len(GATE_PATHS))
+        if not (shapes_agree and len(labels.inputs) == len(labels.workloads) == len(labels.nodes) == slots):
+            raise ValueError(f"{path}: gate labels of mismatched shapes")
+        if not (np.isfinite(labels.inputs).all() and np.isfinite(labels.counts).all() and (labels.counts >= 0).all()):
+            raise ValueError(f"{path}: gate labels must be finite, with counts >= 0")
+        return labels
 
 
 def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> GateLabels:
@@ -95,6 +124,8 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
     return GateLabels(
         np.asarray([inputs[i] for i in kept], dtype=np.float32).reshape(-1, width),
         np.asarray([counts[i] for i in kept], dtype=np.float32).reshape(-1, len(GATE_PATHS)),
+        np.full(len(kept), settings.get("workload", ""), dtype="<U32"),
+        np.full(len(kept), env.sim.config.num_nodes, dtype=np.int64),
     )
 
 
@@ -172,11 +203,13 @@ def dagger_rounds(
     learning_rate: float = 3e-3,
     jobs: int = 2,
     progress: bool = True,
+    labels_to: Path | None = None,
 ) -> list[dict[str, float]]:
     """``rounds`` of :func:`label_own_play` and :func:`fit_gate` on ``net`` (in place), whose weights are
     in ``checkpoint`` (the first round's player). Each round plays ``episodes`` new scenarios with the
     gate fitted so far (written to ``save_to``, keeping ``checkpoint``'s env and extra records) and refits on
-    every round's labels; per round, its labelled slots, the fit's statistics and seconds."""
+    every round's labels (all of them written to ``labels_to`` after each round, if given); per round, its
+    labelled slots, the fit's statistics and seconds."""
     if rounds < 1 or episodes < 1:
         raise ValueError(f"rounds and episodes must be >= 1, got {rounds} and {episodes}")
     _, env, extra = load_checkpoint(Path(checkpoint))
@@ -185,7 +218,10 @@ def dagger_rounds(
         began = time.perf_counter()
         seeds = list(range(GATE_SEED_BASE + index * episodes, GATE_SEED_BASE + (index + 1) * episodes))
         labels.append(label_own_play(player, env_kwargs, teacher, seeds, scenarios, jobs, progress))
-        stats = fit_gate(net, GateLabels.concatenate(labels), steps, learning_rate)
+        every = GateLabels.concatenate(labels)
+        if labels_to is not None:
+            every.save(labels_to)
+        stats = fit_gate(net, every, steps, learning_rate)
         player = save_checkpoint(net, save_to, env, {**extra, "gate_dagger_rounds": index + 1})
         report.append({"round": index + 1, "slots": len(labels[-1]), **stats,
                        "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip

@@ -291,14 +291,16 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
 
 
 def _fit_gate_on_own_play(net, config: PPOConfig, out: Path, progress: bool) -> None:
-    """DAgger on the warm start's gate (:mod:`~.gate_dagger`): ``out/warm_start_gate.pt``, and per round
-    its statistics in ``out/warm_start_gate.json`` with the evaluation where PPO now starts from."""
+    """DAgger on the warm start's gate (:mod:`~.gate_dagger`): ``out/warm_start_gate.pt``, its labels in
+    ``out/warm_start_gate_labels.npz``, and per round its statistics in ``out/warm_start_gate.json`` with the
+    evaluation where PPO now starts from."""
     from mara_agents.mara.gate_dagger import dagger_rounds
 
     began = time.perf_counter()
     rounds = dagger_rounds(
         net, out / "warm_start.pt", config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
         config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
+        labels_to=out / "warm_start_gate_labels.npz",
     )  # fmt: skip
     record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
     if config.eval_seeds:
