@@ -11,6 +11,7 @@ from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.slot_network import SlotMARANet, gate_load_inputs
 from mara_env.env import live_turns, raw_env
 from mara_env.observation import GLOBAL_FEATURES
+from tests.numpy_parity import torch_turn
 from tests.test_mara_policy import _train_mara_config
 
 RATE = GLOBAL_FEATURES.index("arrival_rate")
@@ -65,10 +66,7 @@ def test_numpy_actor_follows_the_torch_actor_with_a_gate_context_gate():
     for turn, agent in enumerate(live_turns(env)):
         observation = env.observe(agent)
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
-        one = torch.as_tensor(vector)[None]
-        with torch.no_grad():
-            encoding = net.encode(one)
-            expected = net.turn_logits(encoding, one, torch.as_tensor(mask)[None])[0].numpy()
+        encoding, expected = torch_turn(net, vector, mask)
         parts = encoder(vector)
         assert parts.gate == pytest.approx(float(encoding.gate[0, 0]), abs=1e-5)
         np.testing.assert_allclose(head.logits(parts, vector, mask), expected, rtol=1e-4, atol=1e-4)

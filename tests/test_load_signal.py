@@ -19,6 +19,7 @@ from mara_agents.srw import SRWScheduler
 from mara_env.core import IDLE, LossCurve, SimConfig, Simulator, TaskSpec
 from mara_env.env import live_turns
 from mara_env.observation import GLOBAL_FEATURES, ObservationLayout, SlotObservations
+from tests.numpy_parity import torch_turn
 
 RATE = GLOBAL_FEATURES.index("arrival_rate")
 
@@ -103,11 +104,9 @@ def test_numpy_actor_reads_the_arrival_rate_as_the_torch_actor_does():
     net = SlotMARANet(width=16, layers=1, heads=2, load_signal=True).eval()
     encoder, head = NumpySlotEncoder(net), NumpyTurnHead(net)
     batch, mask = _vectors((0.01, 0.5))
-    for vector in batch:
-        with torch.no_grad():
-            one = vector[None]
-            expected = net.turn_logits(net.encode(one), one, torch.as_tensor(mask)[None])[0].numpy()
-        got = head.logits(encoder(vector.numpy()), vector.numpy(), mask)
+    for vector in batch.numpy():
+        _, expected = torch_turn(net, vector, mask)
+        got = head.logits(encoder(vector), vector, mask)
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 

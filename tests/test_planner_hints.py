@@ -21,6 +21,7 @@ from mara_agents.mara.slot_network import SlotMARANet, planner_picks
 from mara_agents.srw import SRWScheduler
 from mara_env.env import live_turns
 from mara_env.observation import decode
+from tests.numpy_parity import torch_turn
 
 
 def _srw_turns(slots: int = 25, seed: int = 3, scheduler=None):
@@ -101,10 +102,7 @@ def assert_numpy_matches_torch(net: SlotMARANet) -> list[tuple]:
     checked = []
     for observation, _ in list(_srw_turns(slots=15))[::4]:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
-        batch = torch.as_tensor(vector)[None]
-        with torch.no_grad():
-            encoding = net.encode(batch)
-            expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
+        encoding, expected = torch_turn(net, vector, mask)
         np.testing.assert_allclose(encoder(vector).pooled, encoding.pooled[0].numpy(), atol=1e-5)
         np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
         checked.append((encoding, mask))

@@ -14,6 +14,7 @@ from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.env import live_turns
 from mara_env.observation import layout_of
+from tests.numpy_parity import torch_turn
 
 
 def _turns(num_nodes: int, max_tasks: int, slots: int, seed: int = 0):
@@ -42,10 +43,7 @@ def test_numpy_actor_matches_the_torch_actor(net):
     for _, observation in _turns(4, 8, slots=30)[::3]:
         vector = observation["observation"]
         mask = observation["action_mask"].astype(np.float32)
-        batch = torch.as_tensor(vector)[None]
-        with torch.no_grad():
-            encoding = net.encode(batch)
-            expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
+        encoding, expected = torch_turn(net, vector, mask)
         np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
         # the head alone, on the torch encoding's parts
         parts = SlotParts.from_encoding(encoding)

@@ -10,6 +10,7 @@ from mara_agents.heuristics import UniformScheduler
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, SlotParts
 from mara_agents.mara.slot_network import SlotMARANet, older_rows, uniform_picks
+from tests.numpy_parity import torch_turn
 from tests.test_mara_policy import _train_mara_config
 from tests.test_planner_hints import _pick_inputs, _srw_turns
 
@@ -68,10 +69,7 @@ def test_numpy_and_torch_give_the_same_logits_with_the_uniform_pick():
     gates = []
     for observation, _ in list(_srw_turns(slots=20, scheduler=UniformScheduler()))[::3]:
         vector, mask = observation["observation"], observation["action_mask"].astype(np.float32)
-        batch = torch.as_tensor(vector)[None]
-        with torch.no_grad():
-            encoding = net.encode(batch)
-            expected = net.turn_logits(encoding, batch, torch.as_tensor(mask)[None])[0].numpy()
+        encoding, expected = torch_turn(net, vector, mask)
         parts = encoder(vector)
         gates.append((parts.gate, parts.uniform_gate))
         np.testing.assert_allclose(head.logits(parts, vector, mask), expected, rtol=1e-4, atol=1e-4)
