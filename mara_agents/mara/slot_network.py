@@ -254,7 +254,9 @@ class SlotMARANet(nn.Module):
     gate_context:
         The gate reads the arrival rate and ``log2 M`` directly beside the slot token, through a tanh
         layer (:func:`gate_load_inputs`; needs ``planner_hints``). A gate on the slot token alone learnt
-        the load on the teacher's states and lost it on the policy's own.
+        the load on the teacher's states and lost it on the policy's own; the direct input alone did
+        not change that (cloning never needs it), refitting the gate on the policy's own play did
+        (:mod:`~.gate_dagger`; docs/mara_policy.md, the fifty-fourth run).
     """
 
     architecture = "slot"
