@@ -37,7 +37,9 @@ from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate  # 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", type=Path, required=True, help="a slot-actor checkpoint with planner hints")
-    parser.add_argument("--out", type=Path, required=True, help="directory for checkpoint.pt, labels.npz and report.json")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="directory for checkpoint.pt, labels.npz and report.json"
+    )
     parser.add_argument(
         "--train-args",
         default="--generalist",
