@@ -17,7 +17,8 @@ from mara_agents.mara.numpy_actor import (
     numpy_planner_picks,
     rows_due_earlier,
 )
-from mara_agents.mara.slot_network import SlotMARANet, planner_picks
+from mara_agents.mara.planner_picks import planner_picks
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.srw import SRWScheduler
 from mara_env.env import live_turns
 from mara_env.observation import decode

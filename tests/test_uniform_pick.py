@@ -9,7 +9,8 @@ import torch
 from mara_agents.heuristics import UniformScheduler
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, SlotParts
-from mara_agents.mara.slot_network import SlotMARANet, older_rows, uniform_picks
+from mara_agents.mara.planner_picks import older_rows, uniform_picks
+from mara_agents.mara.slot_network import SlotMARANet
 from tests.numpy_parity import torch_turn
 from tests.test_mara_policy import _train_mara_config
 from tests.test_planner_hints import _pick_inputs, _srw_turns

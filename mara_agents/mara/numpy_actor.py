@@ -23,8 +23,8 @@ from torch import nn
 
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, PRESENT
+from mara_agents.mara.planner_picks import AGE
 from mara_agents.mara.slot_network import (
-    AGE,
     ARRIVAL_RATE,
     EDF_ROW_INPUTS,
     FREE_NODES,
@@ -55,10 +55,11 @@ def numpy_planner_picks(
     plan_rank: np.ndarray,
     allowed: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed`` boolean; ``earlier``
-    from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and ``edf`` picks, -1 where
-    the planner idles. The readable form: :class:`NumpyTurnHead` computes the same keys on the allowed
-    rows with their per-slot parts precomputed, and adds the picks' weights to two scores."""
+    """:func:`~.planner_picks.planner_picks` for one observation's rows ``(K,)`` in numpy (``allowed``
+    boolean; ``earlier`` from :func:`rows_due_earlier`, once per slot): the indices of the ``srw`` and
+    ``edf`` picks, -1 where the planner idles. The readable form: :class:`NumpyTurnHead` computes the
+    same keys on the allowed rows with their per-slot parts precomputed, and adds the picks' weights to
+    two scores."""
     k = taken.size
     # the same lexicographic keys as planner_picks, smallest first
     edf_key = np.where(allowed, taken * (2 * (k + 1)) + earlier * 2 + (1.0 - own), np.inf)

@@ -19,7 +19,7 @@ whole transformer again at every turn. This actor splits the work:
   paths (one playing ``srw``'s rule, one ``edf``'s) are mixed by a per-slot gate read from the slot
   token, so the network can follow either planner, or a blend, where it serves the team best.
 - **pick hints** (``pick_hints=True``): each skip path also reads a one-hot of the row its planner
-  would pick at this very turn (:func:`planner_picks`). Without it, following ``edf`` means telling
+  would pick at this very turn (:func:`~.planner_picks.planner_picks`). Without it, following ``edf`` means telling
   deadline ranks ``1/K`` apart, which a small network cannot do at 64 nodes and 128 rows (it agreed
   with an ``edf`` teacher on 20% of turns there, 87% at 4 nodes).
 - **uniform pick** (``uniform_pick=True``): a third skip path plays ``uniform``'s rule (the fewest
@@ -37,6 +37,10 @@ whole transformer again at every turn. This actor splits the work:
   the encoder cannot tell a 4-node cluster from a 64-node one (every other feature is a share of
   ``M`` or ``K_max``), so a teacher whose choice depends on the size (a candidate only up to 16
   nodes, a corner on 2-16 nodes) teaches it a blend of two rules.
+- **load signal** and **gate context** (``load_signal=True``, ``gate_context=True``): the slot's context
+  and the critic read the observed arrival rate; the gate reads it and ``log2 M`` beside the slot
+  token (:func:`gate_load_inputs`). A gate can also be refitted on the policy's own play
+  (:mod:`~.gate_dagger`).
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
 turn costs a few small matrix products instead of a transformer pass. ``SlotMARAScheduler`` reuses
@@ -55,7 +59,6 @@ from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
     BASE_GLOBALS,
     CHOSEN_NOW,
-    PRESENT,
     RowEncoder,
     batch_layout,
     critic_value,
@@ -65,6 +68,7 @@ from mara_agents.mara.network import (
     orthogonal,
     own_row,
 )
+from mara_agents.mara.planner_picks import older_rows, planner_picks, uniform_picks
 from mara_env.config import DEFAULTS
 from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES
 
@@ -80,7 +84,6 @@ TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, t
 TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
-AGE = ROW_FEATURES.index("age")
 GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_weights
 PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
 SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
@@ -89,55 +92,6 @@ GATE_HIDDEN = 32  # the hidden width of a gate that reads the load (gate_context
 ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
 GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
 GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
-
-
-def smallest_key_one_hot(key: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
-    """One-hots ``(n, K)`` of each row's smallest key (the lowest index on ties), zeros where ``where``
-    ``(n, K)`` allows no row (a planner that idles)."""
-    one_hot = torch.zeros_like(key).scatter_(-1, key.argmin(-1, keepdim=True), 1.0)
-    return one_hot * where.any(-1, keepdim=True)
-
-
-def planner_picks(
-    taken: torch.Tensor,
-    deadline_rank: torch.Tensor,
-    own: torch.Tensor,
-    wanted: torch.Tensor,
-    plan_rank: torch.Tensor,
-    allowed: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One-hots ``(n, K)`` of the rows ``srw`` and ``edf`` would pick at this turn (zeros where they idle).
-
-    ``srw``: its own row if the plan still wants a node there, else the wanted row first in the plan's
-    order. ``edf``: the allowed row with the fewest nodes this slot, then the earliest deadline, then the
-    node's own row, then the lowest index (:class:`~mara_agents.heuristics.EDFScheduler`).
-    :func:`~.numpy_actor.numpy_planner_picks` is the same for one observation in numpy.
-    """
-    k = taken.shape[-1]
-    count = (deadline_rank > 0).sum(-1, keepdim=True).clamp(min=1)
-    earlier = torch.round((1.0 - deadline_rank) * count)  # rows due strictly earlier, as the hint encodes it
-    inf = torch.tensor(float("inf"))
-    edf_key = torch.where(allowed, taken * 2 * (k + 1) + earlier * 2 + (1.0 - own), inf)
-    candidates = allowed & (wanted > 0.5)
-    srw_key = torch.where(candidates, (1.0 - own) * 2 + (1.0 - plan_rank), inf)
-    return smallest_key_one_hot(srw_key, candidates), smallest_key_one_hot(edf_key, allowed)
-
-
-def older_rows(rows: torch.Tensor) -> torch.Tensor:
-    """``(n, K)``: per present row, the present rows that arrived strictly earlier (older), from the rows'
-    ages; 0 for empty rows."""
-    present = rows[..., PRESENT] > 0.5
-    age = torch.where(present, rows[..., AGE], torch.tensor(float("-inf")))
-    return (age[..., None, :] > age[..., :, None]).sum(-1).float() * present
-
-
-def uniform_picks(taken: torch.Tensor, own: torch.Tensor, older: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """One-hots ``(n, K)`` of the row ``uniform`` picks at this turn (zeros where nothing is allowed): the
-    fewest nodes this slot, then the node's own row, then the oldest, then the lowest index
-    (:class:`~mara_agents.heuristics.UniformScheduler`). ``older`` from :func:`older_rows`."""
-    k = taken.shape[-1]
-    key = torch.where(allowed, taken * 2 * (k + 1) + (1.0 - own) * (k + 1) + older, torch.tensor(float("inf")))
-    return smallest_key_one_hot(key, allowed)
 
 
 @dataclass
@@ -238,10 +192,10 @@ class SlotMARANet(nn.Module):
     planner_hints:
         Give every row the ``srw`` plan of its slot (:mod:`~.hints`; needs forecast features).
     pick_hints:
-        Give each skip path the row its planner picks at this turn (:func:`planner_picks`; needs
+        Give each skip path the row its planner picks at this turn (:func:`~.planner_picks.planner_picks`; needs
         ``planner_hints``).
     uniform_pick:
-        A third skip path on the row ``uniform`` picks (:func:`uniform_picks`), gated with the others
+        A third skip path on the row ``uniform`` picks (:func:`~.planner_picks.uniform_picks`), gated with the others
         by a softmax (needs ``pick_hints``).
     selector:
         A selector between the learned gate and each path alone (needs ``uniform_pick``; fitted by
