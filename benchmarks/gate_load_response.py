@@ -52,10 +52,15 @@ def slot_starts(env_kwargs: dict, planner: str, slots: list[int], seed: int) -> 
     return seen
 
 
-def gate_weights(net: SlotMARANet, vector, rate: float) -> tuple[float, float]:
+def rate_position(vector) -> int:
+    """Where an observation vector holds its ``arrival_rate``."""
+    return mara_env.observation.layout_of(vector).slices["global"].start + RATE
+
+
+def gate_at_rate(net: SlotMARANet, vector, rate: float) -> tuple[float, float]:
     """The srw and uniform paths' weights of ``net`` on ``vector`` with its ``arrival_rate`` set to ``rate``."""
     changed = torch.as_tensor(vector).clone()
-    changed[mara_env.observation.layout_of(vector).slices["global"].start + RATE] = rate
+    changed[rate_position(vector)] = rate
     with torch.no_grad():
         encoding = net.encode(changed[None])
     return float(encoding.gate[0, 0]), float(encoding.uniform_gate[0, 0])
@@ -78,7 +83,7 @@ def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -
             parts = scheduler.slot_parts
             if env.slot.turn == 0 and parts is not None and observation["action_mask"][1:].any():
                 edf = 1.0 - parts.gate - parts.uniform_gate
-                rate = float(observation["observation"][env.layout.slices["global"].start + RATE])
+                rate = float(observation["observation"][rate_position(observation["observation"])])
                 seen.append((env.sim.slot, parts.gate, parts.gate > max(edf, parts.uniform_gate), rate))
             env.step(action)
     rows = []
@@ -136,8 +141,8 @@ def main() -> None:
     rows, records = [], []
     for load in args.loads:
         for slot, vector in slot_starts({**env, "load": load}, args.planner, args.slots, VALIDATION_SEED):
-            own = float(vector[mara_env.observation.layout_of(vector).slices["global"].start + RATE])
-            weights = [gate_weights(net, vector, rate) for rate in (own, *args.rates)]
+            own = float(vector[rate_position(vector)])
+            weights = [gate_at_rate(net, vector, rate) for rate in (own, *args.rates)]
             rows.append([load, str(slot), f"{own:.3f}", *(f"{srw:.2f} / {uniform:.2f}" for srw, uniform in weights)])
             records.append({"load": load, "slot": slot, "own_rate": own, "rates": [own, *args.rates],
                             "srw": [w[0] for w in weights], "uniform": [w[1] for w in weights]})  # fmt: skip

@@ -34,7 +34,7 @@ from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, stacked_paths
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_agents.mara.workers import map_forked
@@ -148,10 +148,14 @@ def label_own_play(
     return GateLabels.concatenate(parts)
 
 
+def _path_weights(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
+    """``(slots, 3)``: ``net``'s gate weights on the three paths at each labelled slot."""
+    return stacked_paths(*net.gate_weights(torch.from_numpy(labels.inputs)))
+
+
 def gate_cross_entropy(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
     """Mean cross-entropy of ``net``'s gate against the teacher's turns (uniform's only with that path)."""
-    gate, uniform_gate = net.gate_weights(torch.from_numpy(labels.inputs))
-    weights = torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
+    weights = _path_weights(net, labels)
     counts = torch.from_numpy(labels.counts)
     if not net.config["uniform_pick"]:
         counts = counts.clone()
@@ -162,9 +166,7 @@ def gate_cross_entropy(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
 def gate_agreement(net: SlotMARANet, labels: GateLabels) -> float:
     """Share of the labelled turns whose path the gate weighs most at their slot."""
     with torch.no_grad():
-        gate, uniform_gate = net.gate_weights(torch.from_numpy(labels.inputs))
-    weights = torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1).numpy()
-    led = weights.argmax(-1)
+        led = _path_weights(net, labels).numpy().argmax(-1)
     return float(labels.counts[np.arange(len(led)), led].sum() / max(labels.counts.sum(), 1.0))
 
 

@@ -110,7 +110,11 @@ class SlotEncoding:
 
 def path_weights(encoding: SlotEncoding) -> torch.Tensor:
     """``(n, 3)``: the gate's weights on the srw, edf and uniform skip paths (in ``GATE_PATHS`` order)."""
-    gate, uniform_gate = encoding.gate, encoding.uniform_gate
+    return stacked_paths(encoding.gate, encoding.uniform_gate)
+
+
+def stacked_paths(gate: torch.Tensor, uniform_gate: torch.Tensor) -> torch.Tensor:
+    """``(n, 3)``: the srw path's weight ``gate``, edf's (the rest) and uniform's ``uniform_gate``."""
     return torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
 
 
