@@ -44,6 +44,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from mara_agents.mara.action_dagger import check_action_settings
 from mara_agents.mara.exploration import check_explore_nodes
 from mara_agents.mara.guidance import EPISODE_BEST, LEADS, check_floor_min_nodes, check_guide_settings
 from mara_agents.mara.ppo import PPOConfig, train
@@ -103,6 +104,23 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--gate-episodes", type=int, help="scenarios the policy plays per gate round (default: the config's, 200)"
+    )
+    parser.add_argument(
+        "--action-rounds",
+        type=int,
+        help="after the warm start (and any gate rounds), rounds of DAgger on every turn: the policy plays, the "
+        "teacher labels each of its turns, the network is refitted by cloning (default: 0, none)",
+    )
+    parser.add_argument(
+        "--action-episodes", type=int, help="scenarios the policy plays per action round (default: the config's, 100)"
+    )
+    parser.add_argument("--action-epochs", type=int, help="cloning epochs per action round (default: the config's, 2)")
+    parser.add_argument(
+        "--action-focus",
+        nargs=5,
+        metavar=("WORKLOAD", "MIN_NODES", "LOAD_LOW", "LOAD_HIGH", "SHARE"),
+        help="(--generalist) one more focus of the scenarios the action rounds play, as --also-focus (the warm "
+        "start and PPO keep theirs)",
     )
     parser.add_argument(
         "--forecaster",
@@ -347,6 +365,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         raise SystemExit("--focus draws a share of the generalist's scenarios: it needs --generalist")
     if args.also_focus and not args.generalist:
         raise SystemExit("--also-focus draws a share of the generalist's scenarios: it needs --generalist")
+    if args.action_focus is not None:
+        if not args.generalist:
+            raise SystemExit("--action-focus draws a share of the generalist's action rounds: it needs --generalist")
+        config.action_focus = parse_focus(args.action_focus, "--action-focus")
     if args.no_focus and not args.generalist:
         raise SystemExit("--no-focus turns off the generalist's focus: it needs --generalist")
     if args.focus is not None and args.no_focus:
@@ -409,9 +431,16 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         ("eval_every", "eval_every"),
         ("gate_rounds", "gate_rounds"),
         ("gate_episodes", "gate_episodes"),
+        ("action_rounds", "action_rounds"),
+        ("action_episodes", "action_episodes"),
+        ("action_epochs", "action_epochs"),
     ]:
         if getattr(args, option) is not None:
             setattr(config, field, getattr(args, option))
+    try:
+        check_action_settings(config)
+    except ValueError as error:
+        raise SystemExit(f"--action-rounds, --action-episodes, --action-epochs or --action-focus: {error}") from None
     if config.warm_start_from is not None:  # a clear error now, not after the workers start
         try:
             load_warm_start(config)

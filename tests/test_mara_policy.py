@@ -116,7 +116,8 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     must all read the padded size (reading the env's 16 crashed the first rollout)."""
     run = tmp_path / "run"
     command = [sys.executable, str(ROOT / "examples" / "train_mara.py"), "--quick", "--generalist", "--out", str(run),
-               "--gate-rounds", "1", "--gate-episodes", "3"]  # fmt: skip
+               "--gate-rounds", "1", "--gate-episodes", "3",
+               "--action-rounds", "1", "--action-episodes", "2"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-2000:]
     warm = json.loads((run / "warm_start.json").read_text())
@@ -128,6 +129,11 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     moved = {name for name in cloned if not torch.equal(cloned[name], tuned[name])}
     assert moved and moved <= {"gate.weight", "gate.bias"}
     assert (run / "warm_start_gate_labels.npz").is_file()
+    # then DAgger on every turn, from the gate-fitted network: the whole actor moved
+    dagger = json.loads((run / "warm_start_dagger.json").read_text())
+    assert [r["round"] for r in dagger["rounds"]] == [1] and dagger["rounds"][0]["turns"] > 0
+    refit = load_checkpoint(run / "warm_start_dagger.pt")[0].state_dict()
+    assert {name for name in tuned if not torch.equal(tuned[name], refit[name])} - {"gate.weight", "gate.bias"}
     assert len((run / "log.csv").read_text().splitlines()) >= 3  # a header and PPO iterations
     config = json.loads((run / "config.json").read_text())
     assert config["architecture"] == "slot" and config["planner_hints"] is True

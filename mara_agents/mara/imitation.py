@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.packed_vectors import PackedVectors, joined
 from mara_agents.mara.row_buckets import rows_needed, size_buckets
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
+from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.warmup import learner_window, play_warmup
@@ -46,10 +49,17 @@ class Demonstrations:
 
 
 def play_teacher_episode(
-    env_kwargs: dict, teacher: str, seed: int, scenarios: ScenarioSampler | None = None
+    env_kwargs: dict,
+    teacher: str,
+    seed: int,
+    scenarios: ScenarioSampler | None = None,
+    student: Path | None = None,
 ) -> tuple[np.ndarray, ...]:
     """One episode with ``teacher`` acting: per-turn arrays, the episode's completion rate and, per
     turn, the planner the teacher followed (:meth:`Teacher.path`).
+
+    With ``student`` (a checkpoint) the student's policy plays instead and the teacher only labels its
+    states (DAgger: :mod:`~.action_dagger`); rewards, returns and completion are then the student's.
 
     With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
     turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded, and
@@ -61,6 +71,7 @@ def play_teacher_episode(
     guide = Teacher.for_env(teacher, settings)
     env.reset(seed=seed)
     guide.reset(seed)
+    player = None if student is None else _student(student, seed)
     play_warmup(env, scenarios, settings, seed, guide)
     cut = learner_window(scenarios, settings, seed).cut
     obs, masks, states, actions, paths, rewards, recorded = [], [], [], [], [], [], []
@@ -77,12 +88,19 @@ def play_teacher_episode(
             states.append(state)
             actions.append(action)
             paths.append(guide.path())  # per turn: a switching candidate's rule follows the state
-        env.step(action)
+        env.step(action if player is None else player.act(observation, agent))
         rewards.append(env.rewards[agent])
     # gamma = 1: the return still to come, to the episode's end (past a cut too: the critic learns it)
     returns = np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1][np.asarray(recorded, dtype=bool)]
     rate = env.sim.metrics()["completion_rate"]
     return np.stack(obs), np.stack(masks), np.stack(states), np.asarray(actions), returns, rate, np.asarray(paths)
+
+
+def _student(checkpoint: Path, seed: int) -> MARAScheduler:
+    net, trained_env, _ = load_checkpoint(checkpoint)
+    player = MARAScheduler(net, trained_env=trained_env)
+    player.reset(seed)
+    return player
 
 
 def _play(args: tuple) -> tuple:
@@ -99,10 +117,12 @@ def collect_demonstrations(
     processes: int = 2,
     progress: bool = True,
     scenarios: ScenarioSampler | None = None,
+    student: Path | None = None,
 ) -> Demonstrations:
-    """Teacher episodes on ``seeds`` (one per process task), concatenated in seed order."""
+    """Teacher episodes on ``seeds`` (one per process task), concatenated in seed order; with ``student``
+    (a checkpoint) its episodes, labelled by ``teacher`` (:func:`play_teacher_episode`)."""
     context = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    jobs = [(env_kwargs, teacher, seed, scenarios) for seed in seeds]
+    jobs = [(env_kwargs, teacher, seed, scenarios, student) for seed in seeds]
     with context.Pool(processes, initializer=one_torch_thread) as pool:
         episodes = list(tqdm(pool.imap(_play, jobs), total=len(jobs), desc=f"{teacher} demos", disable=not progress))
     parts = [list(field) for field in zip(*episodes)]

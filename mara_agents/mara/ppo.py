@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from mara_agents.mara.action_dagger import check_action_settings
 from mara_agents.mara.advantages import RunningMeanStd
 from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.exploration import actor_mean, check_explore_nodes, normalised_advantages
@@ -51,7 +52,7 @@ from mara_agents.mara.network import MARANet
 from mara_agents.mara.rollout import collect_rollout, finite
 from mara_agents.mara.row_buckets import critic_values, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.run_log import log_row, tensorboard_writer
-from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.warm_start import build_network, load_warm_start
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
@@ -91,6 +92,11 @@ class PPOConfig:
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
     gate_rounds: int = 0  # after the warm start: rounds of DAgger on the gate alone (gate_dagger; 0: none)
     gate_episodes: int = 200  # scenarios the policy plays per gate round, labelled by the teacher
+    action_rounds: int = 0  # after the warm start (and gate rounds): rounds of DAgger on every turn (action_dagger)
+    action_episodes: int = 100  # scenarios the policy plays per action round, every turn labelled by the teacher
+    action_epochs: int = 2  # cloning epochs per action round, on every round's turns so far
+    action_learning_rate: float = 3e-4  # the action rounds' cloning step (the warm start's: 1e-3)
+    action_focus: ScenarioFocus | None = None  # one more focus of the scenarios the action rounds play
     seed: int = 0
     width: int = 64
     layers: int = 2
@@ -168,6 +174,7 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     if config.rule_start:
         net.start_at_rules()
     check_gate_settings(net, config)
+    check_action_settings(config)
     check_guide_settings(config)
     check_explore_nodes(config.explore_nodes)
     reused = load_warm_start(config) if config.warm_start_from else None  # checked before any work
@@ -183,6 +190,8 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
         if config.gate_rounds:
             _fit_gate_on_own_play(net, config, out, progress)
+        if config.action_rounds:
+            _refit_on_own_play(net, config, out, returns_stats, threads, progress)
     # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
     with torch_threads(1):
         pool = make_pool(config)
@@ -308,6 +317,32 @@ def _fit_gate_on_own_play(net, config: PPOConfig, out: Path, progress: bool) -> 
         record["eval_completion_rate"] = evaluate_policy(net, config)
         net.train()
     (out / "warm_start_gate.json").write_text(json.dumps(record, indent=1))
+
+
+def _refit_on_own_play(net, config: PPOConfig, out: Path, returns_stats: RunningMeanStd, threads: int,
+                       progress: bool) -> None:  # fmt: skip
+    """DAgger on every turn of the warm start (:mod:`~.action_dagger`), after its gate rounds if any:
+    ``out/warm_start_dagger.pt``, and per round its statistics in ``out/warm_start_dagger.json`` with the
+    evaluation where PPO now starts from (whose value normalisation starts from the last refit's returns)."""
+    from mara_agents.mara.action_dagger import action_rounds, action_sampler
+
+    began = time.perf_counter()
+    player = out / ("warm_start_gate.pt" if config.gate_rounds else "warm_start.pt")
+    with torch_threads(threads):  # no workers run yet: the refits may use every core
+        rounds = action_rounds(
+            net, player, config.teacher, action_sampler(config.scenarios, config.action_focus),
+            out / "warm_start_dagger.pt", batch_sizes(config), config.action_rounds, config.action_episodes,
+            config.action_epochs, config.action_learning_rate, config.gate_coef, config.row_buckets,
+            config.processes, progress,
+        )  # fmt: skip
+    last, turns = rounds[-1], sum(one["turns"] for one in rounds)  # the last refit fitted every round's turns
+    returns_stats.mean, returns_stats.var, returns_stats.count = last["return_mean"], last["return_std"] ** 2, turns
+    record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
+    if config.eval_seeds:
+        net.eval()
+        record["eval_completion_rate"] = evaluate_policy(net, config)
+        net.train()
+    (out / "warm_start_dagger.json").write_text(json.dumps(record, indent=1))
 
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:

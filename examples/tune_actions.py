@@ -1,0 +1,79 @@
+"""Refit a MARA policy on its own play, every turn labelled by its teacher (DAgger on the actions).
+
+    python examples/tune_actions.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \\
+        --out runs/dagger --train-args "--generalist"
+
+``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
+the teacher, the scenario distribution (training curves, seeds no evaluation plays), the critic's size
+and the gate loss. Each of ``--rounds`` rounds plays ``--episodes`` scenarios with the current policy,
+asks the teacher for its action at every recorded turn, and refits the whole network by cloning on
+every round's turns so far (``mara_agents.mara.action_dagger``). Writes into ``--out``:
+``checkpoint.pt`` (the refitted network) and ``report.json`` (per round: turns, the policy's completion
+on its own episodes, the fit's loss and agreement, seconds). Judge the result with
+``benchmarks/generalisation.py`` and ``benchmarks/mara_agreement.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+# the play processes each run one episode at a time, --jobs of them at once: numpy's BLAS gets one
+# thread in each (set before numpy loads; a variable you set is kept)
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from tune_gate import training_config  # noqa: E402
+
+from mara_agents.mara.action_dagger import action_rounds  # noqa: E402
+from mara_agents.mara.checkpoint import load_checkpoint  # noqa: E402
+from mara_agents.mara.ppo import batch_sizes  # noqa: E402
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", type=Path, required=True, help="a MARA checkpoint (the first round's player)")
+    parser.add_argument("--out", type=Path, required=True, help="directory for checkpoint.pt and report.json")
+    parser.add_argument(
+        "--train-args",
+        default="--generalist",
+        help="the train_mara.py flags of the run that made the checkpoint, one string (default: --generalist)",
+    )
+    parser.add_argument("--episodes", type=int, default=100, help="scenarios played per round (default 100)")
+    parser.add_argument("--rounds", type=int, default=1, help="play-and-refit rounds (default 1)")
+    parser.add_argument("--epochs", type=int, default=2, help="cloning epochs per refit (default 2)")
+    parser.add_argument("--learning-rate", type=float, default=3e-4, help="the refit's Adam step (default 3e-4)")
+    parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
+    args = parser.parse_args()
+    for name in ("episodes", "rounds", "epochs", "jobs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if not args.learning_rate > 0:
+        parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
+    if args.out.resolve() == args.checkpoint.resolve().parent:
+        parser.error("--out must not be the checkpoint's directory (its checkpoint.pt would be replaced)")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    net, _, _ = load_checkpoint(args.checkpoint)
+    config = training_config(args.train_args)
+    if config.teacher is None:
+        raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the turns")
+    args.out.mkdir(parents=True, exist_ok=True)
+    rounds = action_rounds(
+        net, args.checkpoint, config.teacher, config.scenarios, args.out / "checkpoint.pt", batch_sizes(config),
+        args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
+    )  # fmt: skip
+    for one in rounds:
+        print(json.dumps(one))
+    report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
+    (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"refitted policy: {args.out / 'checkpoint.pt'}")
+
+
+if __name__ == "__main__":
+    main()
