@@ -8,7 +8,8 @@ the teacher, the scenario distribution (training curves, seeds no evaluation pla
 and the gate loss. Each of ``--rounds`` rounds plays ``--episodes`` scenarios with the current policy,
 asks the teacher for its action at every recorded turn, and refits the whole network by cloning on
 every round's turns so far (``mara_agents.mara.action_dagger``). Writes into ``--out``:
-``checkpoint.pt`` (the refitted network) and ``report.json`` (per round: turns, the policy's completion
+``checkpoint.pt`` (the refitted network; with ``--graft-load-signal`` the copy it started from is
+``grafted.pt``) and ``report.json`` (per round: turns, the policy's completion
 on its own episodes, the fit's loss and agreement, seconds). Judge the result with
 ``benchmarks/generalisation.py`` and ``benchmarks/mara_agreement.py``.
 """
@@ -28,7 +29,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from tune_gate import training_config  # noqa: E402
 
 from mara_agents.mara.action_dagger import action_rounds  # noqa: E402
-from mara_agents.mara.checkpoint import load_checkpoint  # noqa: E402
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes  # noqa: E402
 
 
@@ -46,6 +48,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=2, help="cloning epochs per refit (default 2)")
     parser.add_argument("--learning-rate", type=float, default=3e-4, help="the refit's Adam step (default 3e-4)")
     parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
+    parser.add_argument(
+        "--graft-load-signal",
+        action="store_true",
+        help="refit a copy that also reads the arrival rate (mara_agents.mara.input_grafts; its new weights start "
+        "at 0, so it first plays as the checkpoint), for a teacher whose labels follow the load",
+    )
     args = parser.parse_args()
     for name in ("episodes", "rounds", "epochs", "jobs"):
         if getattr(args, name) < 1:
@@ -59,13 +67,21 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    net, _, _ = load_checkpoint(args.checkpoint)
+    net, env, extra = load_checkpoint(args.checkpoint)
     config = training_config(args.train_args)
     if config.teacher is None:
         raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the turns")
     args.out.mkdir(parents=True, exist_ok=True)
+    player = args.checkpoint
+    if args.graft_load_signal:
+        try:
+            net = graft_load_signal(net)
+        except (ValueError, KeyError, AttributeError) as error:
+            message = f"{args.checkpoint} is not a slot actor without it ({error})"
+            raise SystemExit(f"--graft-load-signal: {message}") from None
+        player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
     rounds = action_rounds(
-        net, args.checkpoint, config.teacher, config.scenarios, args.out / "checkpoint.pt", batch_sizes(config),
+        net, player, config.teacher, config.scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
     )  # fmt: skip
     for one in rounds:

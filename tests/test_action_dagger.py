@@ -111,3 +111,17 @@ def test_train_mara_action_flags_set_the_rounds_and_refuse_what_cannot_run(monke
         _train_mara_config(monkeypatch, "--generalist", "--action-focus", "tabular", "24", "0.7", "3.5", "0.9")
     with pytest.raises(SystemExit, match=r"action_episodes and action_epochs >= 1: 1, 0, 2"):
         _train_mara_config(monkeypatch, "--generalist", "--action-rounds", "1", "--action-episodes", "0")
+
+
+def test_tune_actions_refits_a_copy_with_the_load_signal_grafted(tmp_path):
+    checkpoint = _checkpoint(tmp_path)
+    script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), "--graft-load-signal",
+              "--episodes", "1", "--epochs", "1", "--jobs", "1", "--train-args", "--teacher srw"]  # fmt: skip
+    done = subprocess.run([*script, "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    grafted, refit = (load_checkpoint(tmp_path / "o" / name)[0] for name in ("grafted.pt", "checkpoint.pt"))
+    assert grafted.config["load_signal"] and refit.config["load_signal"]
+    assert not torch.equal(grafted.encoder.embed[0].weight, refit.encoder.embed[0].weight)  # refitted
+    refitted = ["--checkpoint", str(tmp_path / "o" / "checkpoint.pt"), "--out", str(tmp_path / "p")]
+    again = subprocess.run([*script, *refitted], capture_output=True, text=True)
+    assert again.returncode == 1 and "--graft-load-signal:" in again.stderr and "without it" in again.stderr
