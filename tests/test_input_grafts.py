@@ -10,9 +10,11 @@ from mara_agents.evaluation import play_episode
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.input_grafts import graft_load_signal, with_zero_columns
 from mara_agents.mara.network import GLOBAL_FEATURES
+from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet, scaled_load
 from mara_env.env import live_turns, raw_env
+from tests.numpy_parity import torch_turn
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 30, "workload": "synthetic", "load": "heavy", "forecaster": "wls"}
 
@@ -70,3 +72,19 @@ def test_the_graft_plays_and_values_as_the_original_and_reads_the_rate(tmp_path)
 def test_a_network_with_the_signal_is_refused():
     with pytest.raises(ValueError, match="without the load signal"):
         graft_load_signal(SlotMARANet(width=16, layers=1, heads=2, load_signal=True))
+
+
+def test_the_scaled_rate_is_read_alike_by_the_numpy_actor_and_moves_the_encoding():
+    grafted = graft_load_signal(_net())
+    assert grafted.config["load_scale"] and not graft_load_signal(_net(), scaled=False).config["load_scale"]
+    with torch.no_grad():
+        grafted.encoder.embed[0].weight[:, -2] = 0.5  # the rate's column, before log2 M
+    obs, masks, _ = _turns()
+    encoder, head = NumpySlotEncoder(grafted), NumpyTurnHead(grafted)
+    for vector, mask in zip(obs.numpy()[:6], masks.numpy()[:6]):
+        _, expected = torch_turn(grafted, vector, mask)
+        np.testing.assert_allclose(head.logits(encoder(vector), vector, mask), expected, rtol=1e-4, atol=1e-4)
+    context = torch.tensor([[0.3, 0.05], [0.3, 1.0]])  # the rate last: x 20, capped at 5
+    torch.testing.assert_close(scaled_load(context), torch.tensor([[0.3, 1.0], [0.3, 5.0]]))
+    with pytest.raises(ValueError, match="load_scale needs load_signal=True"):
+        SlotMARANet(width=16, layers=1, heads=2, load_scale=True)

@@ -31,10 +31,12 @@ FLAGS = {
     "selector": False,
     "size_context": False,
     "load_signal": False,
+    "load_scale": False,
     "gate_context": False,
 }
 # settings of the slot actor only
-SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "gate_context")
+SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "load_scale",
+              "gate_context")  # fmt: skip
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

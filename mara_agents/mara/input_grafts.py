@@ -28,8 +28,9 @@ def with_zero_columns(layer: nn.Linear, at: int, count: int) -> nn.Linear:
     return wider
 
 
-def graft_load_signal(net: SlotMARANet) -> SlotMARANet:
-    """A copy of ``net`` that reads the load signal (``load_signal=True``), its new weights 0.
+def graft_load_signal(net: SlotMARANet, scaled: bool = True) -> SlotMARANet:
+    """A copy of ``net`` that reads the load signal (``load_signal=True``), its new weights 0; ``scaled``:
+    the slot's context reads the rate scaled to about 1 (``load_scale``), which a refit can move enough.
 
     The signal joins the slot's context (after the other globals, before ``log2 M`` with the size
     context) and the critic's globals, as in a network built with the setting, so the copy saves and
@@ -40,6 +41,7 @@ def graft_load_signal(net: SlotMARANet) -> SlotMARANet:
     count = len(LOAD_GLOBALS)
     grafted = copy.deepcopy(net)
     grafted.config["load_signal"] = True
+    grafted.config["load_scale"] = scaled
     grafted.context_index = slot_context(load_signal=True)
     # the encoder's row embedding reads [row features, window summary, context (+ log2 M)]
     embed = net.encoder.embed[0]

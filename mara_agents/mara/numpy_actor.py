@@ -22,7 +22,7 @@ import numpy as np
 from torch import nn
 
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
-from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, PRESENT
+from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, LOAD_GLOBALS, PRESENT
 from mara_agents.mara.planner_picks import AGE
 from mara_agents.mara.slot_network import (
     ARRIVAL_RATE,
@@ -40,6 +40,8 @@ from mara_agents.mara.slot_network import (
 )
 from mara_agents.srw import SRWScheduler
 from mara_env.observation import ObservationLayout, layout_of
+
+LOAD_COUNT = len(LOAD_GLOBALS)  # the load globals close a load_signal network's slot context
 
 
 def rows_due_earlier(deadline_rank: np.ndarray) -> np.ndarray:
@@ -181,6 +183,7 @@ class NumpySlotEncoder:
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
+        self.load_scale = net.config["load_scale"]
         self.context_index = net.context_index
         self.selector = None if net.selector is None else (_linear(net.selector[0]), _linear(net.selector[2]))
         self.width = net.config["width"]
@@ -196,6 +199,9 @@ class NumpySlotEncoder:
             windows[present].reshape(present.size, self.window[0].shape[0]) @ self.window[0] + self.window[1]
         )
         context = globals_[self.context_index]
+        if self.load_scale:  # as slot_network.scaled_load
+            rate = np.minimum(context[-LOAD_COUNT:] * GATE_RATE_SCALE, GATE_RATE_CAP)
+            context = np.append(context[:-LOAD_COUNT], rate).astype(context.dtype)
         if self.size_context:
             context = np.append(context, np.float32(size_feature(layout.num_nodes)))
         context = np.broadcast_to(context, (present.size, context.size))

@@ -59,6 +59,7 @@ from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
     BASE_GLOBALS,
     CHOSEN_NOW,
+    LOAD_GLOBALS,
     RowEncoder,
     batch_layout,
     critic_value,
@@ -156,6 +157,14 @@ def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
     return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
 
 
+def scaled_load(context: torch.Tensor) -> torch.Tensor:
+    """A slot's context (``load_signal``: the load globals last) with the arrival rate scaled as the gate
+    context scales it, ``x GATE_RATE_SCALE`` capped at ``GATE_RATE_CAP``: about 1 at the ``train`` load, where
+    the raw rate (about 0.05) would move a grafted weight too little to matter (``load_scale``)."""
+    rate = (context[:, -len(LOAD_GLOBALS) :] * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
+    return torch.cat([context[:, : -len(LOAD_GLOBALS)], rate], dim=-1)
+
+
 def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
     """``(n, 2)``: what a ``gate_context`` gate reads beside the slot token: the scaled arrival rate and
     ``log2 M / 6``. Both are set by the scenario, not by the policy's play, so they read the same on the
@@ -209,6 +218,9 @@ class SlotMARANet(nn.Module):
     load_signal:
         The slot's context and the critic also read the ``arrival_rate`` global, a slow signal of the
         offered load (:func:`~.network.global_names`).
+    load_scale:
+        With ``load_signal``, the slot's context reads the rate scaled to about 1 (:func:`scaled_load`;
+        the critic reads it raw). A network grafted with the signal (:mod:`~.input_grafts`) has it.
     gate_context:
         The gate reads the arrival rate and ``log2 M`` directly beside the slot token, through a tanh
         layer (:func:`gate_load_inputs`; needs ``planner_hints``). A gate on the slot token alone learnt
@@ -233,6 +245,7 @@ class SlotMARANet(nn.Module):
         size_context: bool = False,
         load_signal: bool = False,
         gate_context: bool = False,
+        load_scale: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -241,6 +254,8 @@ class SlotMARANet(nn.Module):
             raise ValueError("uniform_pick needs pick_hints=True (it is a third pick beside srw's and edf's)")
         if selector and not uniform_pick:
             raise ValueError("selector needs uniform_pick=True (it chooses between the learned gate and each path)")
+        if load_scale and (not load_signal or selector):
+            raise ValueError("load_scale needs load_signal=True and no selector (it scales the slot context's rate)")
         if gate_context and not planner_hints:
             raise ValueError("gate_context needs planner_hints=True (it feeds the gate of the planners' skip paths)")
         self.config = {
@@ -256,6 +271,7 @@ class SlotMARANet(nn.Module):
             "selector": selector,
             "size_context": size_context,
             "load_signal": load_signal,
+            "load_scale": load_scale,
             "gate_context": gate_context,
         }
         self.context_index = slot_context(load_signal)
@@ -320,6 +336,8 @@ class SlotMARANet(nn.Module):
         rows[..., CHOSEN_NOW] = 0.0  # the only row feature that changes within a slot
         slot = self.slot_token.expand(observation.shape[0], -1, -1)
         context = globals_[:, self.context_index]
+        if self.config["load_scale"]:
+            context = scaled_load(context)
         if self.config["size_context"]:
             context = torch.cat([context, size_feature(observation[:, NUM_NODES])[:, None]], dim=-1)
         tokens = self.encoder(rows, windows, context, extra_tokens=slot)
