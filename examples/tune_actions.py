@@ -17,7 +17,6 @@ on its own episodes, the fit's loss and agreement, seconds). Judge the result wi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
@@ -26,9 +25,9 @@ from pathlib import Path
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-from tune_gate import training_config  # noqa: E402
+from tune_gate import training_config, write_report  # noqa: E402
 
-from mara_agents.mara.action_dagger import action_rounds  # noqa: E402
+from mara_agents.mara.action_dagger import action_rounds, action_sampler  # noqa: E402
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes  # noqa: E402
@@ -80,15 +79,12 @@ def main() -> None:
             message = f"{args.checkpoint} is not a slot actor without it ({error})"
             raise SystemExit(f"--graft-load-signal: {message}") from None
         player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
+    scenarios = action_sampler(config.scenarios, config.action_focus)  # the run's, with any --action-focus
     rounds = action_rounds(
-        net, player, config.teacher, config.scenarios, args.out / "checkpoint.pt", batch_sizes(config),
+        net, player, config.teacher, scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
     )  # fmt: skip
-    for one in rounds:
-        print(json.dumps(one))
-    report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
-    (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(f"refitted policy: {args.out / 'checkpoint.pt'}")
+    write_report(args, rounds, "refitted policy")
 
 
 if __name__ == "__main__":

@@ -94,11 +94,16 @@ def main() -> None:
             net, args.checkpoint, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
         )  # fmt: skip
+    write_report(args, rounds, "fitted gate")
+
+
+def write_report(args: argparse.Namespace, rounds: list[dict], what: str) -> None:
+    """Print each round and write ``report.json`` beside the new ``checkpoint.pt`` in ``args.out``."""
     for one in rounds:
         print(json.dumps(one))
     report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
     (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(f"fitted gate: {args.out / 'checkpoint.pt'}")
+    print(f"{what}: {args.out / 'checkpoint.pt'}")
 
 
 if __name__ == "__main__":

@@ -311,12 +311,17 @@ def _fit_gate_on_own_play(net, config: PPOConfig, out: Path, progress: bool) -> 
         config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
         labels_to=out / "warm_start_gate_labels.npz",
     )  # fmt: skip
+    _write_refit_record(net, config, rounds, began, out / "warm_start_gate.json")
+
+
+def _write_refit_record(net, config: PPOConfig, rounds: list[dict], began: float, path: Path) -> None:
+    """A refit's rounds, its seconds and (with evaluation seeds) the evaluation where PPO now starts, to ``path``."""
     record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
     if config.eval_seeds:
         net.eval()
         record["eval_completion_rate"] = evaluate_policy(net, config)
         net.train()
-    (out / "warm_start_gate.json").write_text(json.dumps(record, indent=1))
+    path.write_text(json.dumps(record, indent=1))
 
 
 def _refit_on_own_play(net, config: PPOConfig, out: Path, returns_stats: RunningMeanStd, threads: int,
@@ -337,12 +342,7 @@ def _refit_on_own_play(net, config: PPOConfig, out: Path, returns_stats: Running
         )  # fmt: skip
     last, turns = rounds[-1], sum(one["turns"] for one in rounds)  # the last refit fitted every round's turns
     returns_stats.mean, returns_stats.var, returns_stats.count = last["return_mean"], last["return_std"] ** 2, turns
-    record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
-    if config.eval_seeds:
-        net.eval()
-        record["eval_completion_rate"] = evaluate_policy(net, config)
-        net.train()
-    (out / "warm_start_dagger.json").write_text(json.dumps(record, indent=1))
+    _write_refit_record(net, config, rounds, began, out / "warm_start_dagger.json")
 
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:
