@@ -25,7 +25,7 @@ from pathlib import Path
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-from tune_gate import training_config, write_report  # noqa: E402
+from tune_gate import checked_args, training_config, write_report  # noqa: E402
 
 from mara_agents.mara.action_dagger import action_rounds, action_sampler  # noqa: E402
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
@@ -53,15 +53,7 @@ def parse_args() -> argparse.Namespace:
         help="refit a copy that also reads the arrival rate (mara_agents.mara.input_grafts; its new weights start "
         "at 0, so it first plays as the checkpoint), for a teacher whose labels follow the load",
     )
-    args = parser.parse_args()
-    for name in ("episodes", "rounds", "epochs", "jobs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if not args.learning_rate > 0:
-        parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
-    if args.out.resolve() == args.checkpoint.resolve().parent:
-        parser.error("--out must not be the checkpoint's directory (its checkpoint.pt would be replaced)")
-    return args
+    return checked_args(parser, ("episodes", "rounds", "epochs", "jobs"))
 
 
 def main() -> None:

@@ -51,8 +51,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=400, help="full-batch Adam steps per fit (default 400)")
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
+    return checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
+
+
+def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:
+    """The parsed arguments; a usage error for a count below 1, a step that is not > 0, or an ``--out``
+    that would replace the checkpoint's own ``checkpoint.pt``."""
     args = parser.parse_args()
-    for name in ("episodes", "rounds", "steps", "jobs"):
+    for name in counts:
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     if not args.learning_rate > 0:
