@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.imitation import Demonstrations, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.packed_vectors import PackedVectors, joined
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioFocus, ScenarioSampler
+from mara_agents.mara.slot_network import SlotMARANet
 
 if TYPE_CHECKING:
     from mara_agents.mara.ppo import PPOConfig
@@ -69,8 +71,6 @@ def concatenate(parts: list[Demonstrations]) -> Demonstrations:
     """One set of demonstrations holding every part's turns, in order."""
     if len(parts) == 1:
         return parts[0]
-    from mara_agents.mara.packed_vectors import PackedVectors, joined
-
     return Demonstrations(
         obs=PackedVectors.concatenate([part.obs for part in parts]),
         masks=joined([part.masks for part in parts], parts[0].masks.dtype),
@@ -83,7 +83,7 @@ def concatenate(parts: list[Demonstrations]) -> Demonstrations:
 
 
 def action_rounds(
-    net: MARANet,
+    net: MARANet | SlotMARANet,
     checkpoint: Path,
     teacher: str,
     scenarios: ScenarioSampler | None,

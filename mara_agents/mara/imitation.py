@@ -59,7 +59,8 @@ def play_teacher_episode(
     turn, the planner the teacher followed (:meth:`Teacher.path`).
 
     With ``student`` (a checkpoint) the student's policy plays instead and the teacher only labels its
-    states (DAgger: :mod:`~.action_dagger`); rewards, returns and completion are then the student's.
+    states (DAgger: :mod:`~.action_dagger`) once the warm-up slots, which a planner still plays, are over;
+    rewards, returns and completion are then the student's.
 
     With ``scenarios`` the episode plays the scenario drawn from its seed, padded as in training; the
     turns of its warm-up slots (:meth:`ScenarioSampler.warmup_slots`) are played but not recorded, and
