@@ -113,13 +113,17 @@ def size_feature(num_nodes: int) -> float:
     return float(np.log2(max(num_nodes, 1)) / 6.0)
 
 
+def scaled_rate(rate: np.ndarray | float) -> np.ndarray:
+    """:func:`~.slot_network.scaled_rate` in numpy."""
+    return np.minimum(np.asarray(rate) * GATE_RATE_SCALE, GATE_RATE_CAP)
+
+
 def gate_inputs(pooled: np.ndarray, globals_: np.ndarray, num_nodes: int, gate_context: bool) -> np.ndarray:
     """What a slot's gate reads (:meth:`~.slot_network.SlotMARANet.gate_weights`): the slot token
     ``pooled``, and with ``gate_context`` :func:`~.slot_network.gate_load_inputs` of the slot's globals."""
     if not gate_context:
         return pooled
-    rate = min(float(globals_[ARRIVAL_RATE]) * GATE_RATE_SCALE, GATE_RATE_CAP)
-    return np.append(pooled, np.float32([rate, size_feature(num_nodes)]))
+    return np.append(pooled, np.float32([scaled_rate(globals_[ARRIVAL_RATE]), size_feature(num_nodes)]))
 
 
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
@@ -200,8 +204,7 @@ class NumpySlotEncoder:
         )
         context = globals_[self.context_index]
         if self.load_scale:  # as slot_network.scaled_load
-            rate = np.minimum(context[-LOAD_COUNT:] * GATE_RATE_SCALE, GATE_RATE_CAP)
-            context = np.append(context[:-LOAD_COUNT], rate).astype(context.dtype)
+            context = np.append(context[:-LOAD_COUNT], scaled_rate(context[-LOAD_COUNT:])).astype(context.dtype)
         if self.size_context:
             context = np.append(context, np.float32(size_feature(layout.num_nodes)))
         context = np.broadcast_to(context, (present.size, context.size))

@@ -157,19 +157,23 @@ def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
     return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
 
 
+def scaled_rate(rate: torch.Tensor) -> torch.Tensor:
+    """The arrival rate as the network reads it where it reads it scaled: ``x GATE_RATE_SCALE``, capped."""
+    return (rate * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
+
+
 def scaled_load(context: torch.Tensor) -> torch.Tensor:
     """A slot's context (``load_signal``: the load globals last) with the arrival rate scaled as the gate
-    context scales it, ``x GATE_RATE_SCALE`` capped at ``GATE_RATE_CAP``: about 1 at the ``train`` load, where
-    the raw rate (about 0.05) would move a grafted weight too little to matter (``load_scale``)."""
-    rate = (context[:, -len(LOAD_GLOBALS) :] * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
-    return torch.cat([context[:, : -len(LOAD_GLOBALS)], rate], dim=-1)
+    context scales it (:func:`scaled_rate`): about 1 at the ``train`` load, where the raw rate (about
+    0.05) would move a grafted weight too little to matter (``load_scale``)."""
+    return torch.cat([context[:, : -len(LOAD_GLOBALS)], scaled_rate(context[:, -len(LOAD_GLOBALS) :])], dim=-1)
 
 
 def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
     """``(n, 2)``: what a ``gate_context`` gate reads beside the slot token: the scaled arrival rate and
     ``log2 M / 6``. Both are set by the scenario, not by the policy's play, so they read the same on the
     teacher's states and on the student's own."""
-    rate = (globals_[:, ARRIVAL_RATE] * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
+    rate = scaled_rate(globals_[:, ARRIVAL_RATE])
     return torch.stack([rate, size_feature(num_nodes)], dim=-1)
 
 
