@@ -49,6 +49,7 @@ from mara_agents.mara.guidance import (
     guide_weights,
 )
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.own_play_refits import refit_actions, refit_gate
 from mara_agents.mara.rollout import collect_rollout, finite
 from mara_agents.mara.row_buckets import critic_values, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.run_log import log_row, tensorboard_writer
@@ -188,10 +189,12 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
     if warm:
         save_checkpoint(net, out / "warm_start.pt", env_cfg, {"config": asdict(config), "iteration": 0})
         (out / "warm_start.json").write_text(json.dumps(warm, indent=1))
+        evaluate = (lambda: evaluate_policy(net, config)) if config.eval_seeds else None
         if config.gate_rounds:
-            _fit_gate_on_own_play(net, config, out, progress)
+            refit_gate(net, config, out, progress, evaluate)
         if config.action_rounds:
-            _refit_on_own_play(net, config, out, returns_stats, threads, progress)
+            refitted = refit_actions(net, config, out, (m, k), threads, progress, evaluate)
+            returns_stats.mean, returns_stats.var, returns_stats.count = refitted
     # one torch thread for rollouts (small batches; the cores belong to the env workers), every core for updates
     with torch_threads(1):
         pool = make_pool(config)
@@ -297,52 +300,6 @@ def _warm_start(net: MARANet, config: PPOConfig, returns_stats: RunningMeanStd, 
         stats["eval_completion_rate"] = evaluate_policy(net, config)
         net.train()
     return {key: float(value) for key, value in stats.items()}
-
-
-def _fit_gate_on_own_play(net, config: PPOConfig, out: Path, progress: bool) -> None:
-    """DAgger on the warm start's gate (:mod:`~.gate_dagger`): ``out/warm_start_gate.pt``, its labels in
-    ``out/warm_start_gate_labels.npz``, and per round its statistics in ``out/warm_start_gate.json`` with the
-    evaluation where PPO now starts from."""
-    from mara_agents.mara.gate_dagger import dagger_rounds
-
-    began = time.perf_counter()
-    rounds = dagger_rounds(
-        net, out / "warm_start.pt", config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
-        config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
-        labels_to=out / "warm_start_gate_labels.npz",
-    )  # fmt: skip
-    _write_refit_record(net, config, rounds, began, out / "warm_start_gate.json")
-
-
-def _write_refit_record(net, config: PPOConfig, rounds: list[dict], began: float, path: Path) -> None:
-    """A refit's rounds, its seconds and (with evaluation seeds) the evaluation where PPO now starts, to ``path``."""
-    record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
-    if config.eval_seeds:
-        net.eval()
-        record["eval_completion_rate"] = evaluate_policy(net, config)
-        net.train()
-    path.write_text(json.dumps(record, indent=1))
-
-
-def _refit_on_own_play(net, config: PPOConfig, out: Path, returns_stats: RunningMeanStd, threads: int,
-                       progress: bool) -> None:  # fmt: skip
-    """DAgger on every turn of the warm start (:mod:`~.action_dagger`), after its gate rounds if any:
-    ``out/warm_start_dagger.pt``, and per round its statistics in ``out/warm_start_dagger.json`` with the
-    evaluation where PPO now starts from (whose value normalisation starts from the last refit's returns)."""
-    from mara_agents.mara.action_dagger import action_rounds, action_sampler
-
-    began = time.perf_counter()
-    player = out / ("warm_start_gate.pt" if config.gate_rounds else "warm_start.pt")
-    with torch_threads(threads):  # no workers run yet: the refits may use every core
-        rounds = action_rounds(
-            net, player, config.teacher, action_sampler(config.scenarios, config.action_focus),
-            out / "warm_start_dagger.pt", batch_sizes(config), config.action_rounds, config.action_episodes,
-            config.action_epochs, config.action_learning_rate, config.gate_coef, config.row_buckets,
-            config.processes, progress,
-        )  # fmt: skip
-    last, turns = rounds[-1], sum(one["turns"] for one in rounds)  # the last refit fitted every round's turns
-    returns_stats.mean, returns_stats.var, returns_stats.count = last["return_mean"], last["return_std"] ** 2, turns
-    _write_refit_record(net, config, rounds, began, out / "warm_start_dagger.json")
 
 
 def _update(net, optimiser, batch, config, k, m, returns_stats, guide: float | np.ndarray = 0.0) -> dict:

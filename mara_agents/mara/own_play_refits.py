@@ -1,0 +1,62 @@
+"""The refits a training run may make of its warm start on the policy's own play, before PPO: DAgger on
+the gate alone (:mod:`~.gate_dagger`, ``gate_rounds``) and then on every turn (:mod:`~.action_dagger`,
+``action_rounds``). Each writes its checkpoint and a record of its rounds beside ``warm_start.pt``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mara_agents.mara.action_dagger import action_rounds, action_sampler
+from mara_agents.mara.gate_dagger import dagger_rounds
+from mara_env.torch_threads import torch_threads
+
+if TYPE_CHECKING:
+    from mara_agents.mara.ppo import PPOConfig
+
+Evaluate = Callable[[], float]  # the policy's evaluation where PPO would now start (the network in eval mode)
+
+
+def refit_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate: Evaluate | None) -> None:
+    """DAgger on the warm start's gate: ``out/warm_start_gate.pt``, its labels in
+    ``out/warm_start_gate_labels.npz``, and per round its statistics in ``out/warm_start_gate.json``."""
+    began = time.perf_counter()
+    rounds = dagger_rounds(
+        net, out / "warm_start.pt", config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
+        config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
+        labels_to=out / "warm_start_gate_labels.npz",
+    )  # fmt: skip
+    write_record(net, rounds, began, out / "warm_start_gate.json", evaluate)
+
+
+def refit_actions(
+    net, config: PPOConfig, out: Path, sizes: tuple[int, int], threads: int, progress: bool, evaluate: Evaluate | None
+) -> tuple[float, float, int]:
+    """DAgger on every turn of the warm start, after its gate rounds if any: ``out/warm_start_dagger.pt``,
+    and per round its statistics in ``out/warm_start_dagger.json``. Returns the last refit's return mean
+    and variance and the turns it fitted, where PPO's value normalisation starts from."""
+    began = time.perf_counter()
+    player = out / ("warm_start_gate.pt" if config.gate_rounds else "warm_start.pt")
+    with torch_threads(threads):  # no workers run yet: the refits may use every core
+        rounds = action_rounds(
+            net, player, config.teacher, action_sampler(config.scenarios, config.action_focus),
+            out / "warm_start_dagger.pt", sizes, config.action_rounds, config.action_episodes,
+            config.action_epochs, config.action_learning_rate, config.gate_coef, config.row_buckets,
+            config.processes, progress,
+        )  # fmt: skip
+    write_record(net, rounds, began, out / "warm_start_dagger.json", evaluate)
+    last, turns = rounds[-1], sum(one["turns"] for one in rounds)  # the last refit fitted every round's turns
+    return last["return_mean"], last["return_std"] ** 2, turns
+
+
+def write_record(net, rounds: list[dict], began: float, path: Path, evaluate: Evaluate | None) -> None:
+    """A refit's rounds, its seconds and (given ``evaluate``) the evaluation where PPO now starts, to ``path``."""
+    record: dict = {"rounds": rounds, "seconds": round(time.perf_counter() - began, 1)}
+    if evaluate is not None:
+        net.eval()
+        record["eval_completion_rate"] = evaluate()
+        net.train()
+    path.write_text(json.dumps(record, indent=1))
