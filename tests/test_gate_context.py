@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.context_features import gate_load_inputs
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
-from mara_agents.mara.slot_network import SlotMARANet, gate_load_inputs
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.env import live_turns, raw_env
 from mara_env.observation import GLOBAL_FEATURES
 from tests.numpy_parity import torch_turn

@@ -8,11 +8,12 @@ import torch
 
 from mara_agents.evaluation import play_episode
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.context_features import scaled_load
 from mara_agents.mara.input_grafts import graft_load_signal, with_zero_columns
 from mara_agents.mara.network import GLOBAL_FEATURES
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import SlotMARANet, scaled_load
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.env import live_turns, raw_env
 from tests.numpy_parity import torch_turn
 

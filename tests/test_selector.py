@@ -11,6 +11,7 @@ import torch
 
 from mara_agents.heuristics import UniformScheduler
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.context_features import SLOT_CONTEXT_INDEX
 from mara_agents.mara.gate_edits import add_selector, graft_uniform_path
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, slot_selector_inputs
 from mara_agents.mara.scenarios import ScenarioSampler
@@ -26,7 +27,6 @@ from mara_agents.mara.selector import (
 from mara_agents.mara.slot_network import (
     NUM_NODES,
     SELECTOR_OPTIONS,
-    SLOT_CONTEXT_INDEX,
     SlotMARANet,
     select_paths,
     selector_inputs,

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import check_config, load_checkpoint, save_checkpoint
-from mara_agents.mara.slot_network import NUM_NODES, SlotMARANet, size_feature
+from mara_agents.mara.context_features import size_feature
+from mara_agents.mara.slot_network import NUM_NODES, SlotMARANet
 from tests.test_mara_policy import _train_mara_config
 from tests.test_planner_hints import _srw_turns, assert_numpy_matches_torch
 

@@ -13,8 +13,9 @@ import copy
 import torch
 from torch import nn
 
+from mara_agents.mara.context_features import slot_context
 from mara_agents.mara.network import LOAD_GLOBALS, global_index, global_names
-from mara_agents.mara.slot_network import SlotMARANet, slot_context
+from mara_agents.mara.slot_network import SlotMARANet
 
 
 def with_zero_columns(layer: nn.Linear, at: int, count: int) -> nn.Linear:

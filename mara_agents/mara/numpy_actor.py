@@ -21,19 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
+from mara_agents.mara.context_features import ARRIVAL_RATE, GATE_RATE_CAP, GATE_RATE_SCALE, SLOT_CONTEXT_INDEX
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, LOAD_GLOBALS, PRESENT
 from mara_agents.mara.planner_picks import AGE
 from mara_agents.mara.slot_network import (
-    ARRIVAL_RATE,
     EDF_ROW_INPUTS,
     FREE_NODES,
-    GATE_RATE_CAP,
-    GATE_RATE_SCALE,
     HINT_ROW_INPUTS,
     NODE_INPUTS,
     NODES_LAST_SLOT,
-    SLOT_CONTEXT_INDEX,
     TURN_ROW_INPUTS,
     SlotEncoding,
     SlotMARANet,
@@ -109,18 +106,18 @@ def slot_selector_inputs(
 
 
 def size_feature(num_nodes: int) -> float:
-    """:func:`~.slot_network.size_feature` of one vector's ``M``."""
+    """:func:`~.context_features.size_feature` of one vector's ``M``."""
     return float(np.log2(max(num_nodes, 1)) / 6.0)
 
 
 def scaled_rate(rate: np.ndarray | float) -> np.ndarray:
-    """:func:`~.slot_network.scaled_rate` in numpy."""
+    """:func:`~.context_features.scaled_rate` in numpy."""
     return np.minimum(np.asarray(rate) * GATE_RATE_SCALE, GATE_RATE_CAP)
 
 
 def gate_inputs(pooled: np.ndarray, globals_: np.ndarray, num_nodes: int, gate_context: bool) -> np.ndarray:
     """What a slot's gate reads (:meth:`~.slot_network.SlotMARANet.gate_weights`): the slot token
-    ``pooled``, and with ``gate_context`` :func:`~.slot_network.gate_load_inputs` of the slot's globals."""
+    ``pooled``, and with ``gate_context`` :func:`~.context_features.gate_load_inputs` of the slot's globals."""
     if not gate_context:
         return pooled
     return np.append(pooled, np.float32([scaled_rate(globals_[ARRIVAL_RATE]), size_feature(num_nodes)]))
@@ -203,7 +200,7 @@ class NumpySlotEncoder:
             windows[present].reshape(present.size, self.window[0].shape[0]) @ self.window[0] + self.window[1]
         )
         context = globals_[self.context_index]
-        if self.load_scale:  # as slot_network.scaled_load
+        if self.load_scale:  # as context_features.scaled_load
             context = np.append(context[:-LOAD_COUNT], scaled_rate(context[-LOAD_COUNT:])).astype(context.dtype)
         if self.size_context:
             context = np.append(context, np.float32(size_feature(layout.num_nodes)))

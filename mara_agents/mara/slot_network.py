@@ -39,7 +39,7 @@ whole transformer again at every turn. This actor splits the work:
   nodes, a corner on 2-16 nodes) teaches it a blend of two rules.
 - **load signal** and **gate context** (``load_signal=True``, ``gate_context=True``): the slot's context
   and the critic read the observed arrival rate; the gate reads it and ``log2 M`` beside the slot
-  token (:func:`gate_load_inputs`). A gate can also be refitted on the policy's own play
+  token (:func:`~.context_features.gate_load_inputs`). A gate can also be refitted on the policy's own play
   (:mod:`~.gate_dagger`).
 
 The autoregressive signal still reaches every decision (through ``chosen_now`` in the head), but a
@@ -55,11 +55,16 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from mara_agents.mara.context_features import (
+    SLOT_CONTEXT,
+    gate_load_inputs,
+    scaled_load,
+    size_feature,
+    slot_context,
+)
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
-    BASE_GLOBALS,
     CHOSEN_NOW,
-    LOAD_GLOBALS,
     RowEncoder,
     batch_layout,
     critic_value,
@@ -73,8 +78,6 @@ from mara_agents.mara.planner_picks import older_rows, planner_picks, uniform_pi
 from mara_env.config import DEFAULTS
 from mara_env.observation import GLOBAL_FEATURES, HEADER, NODE_FEATURES, ROW_FEATURES
 
-SLOT_CONTEXT = tuple(name for name in BASE_GLOBALS if name != "free_nodes")  # the slot's context without load_signal
-SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
 FREE_NODES = GLOBAL_FEATURES.index("free_nodes")
 NODES_LAST_SLOT = ROW_FEATURES.index("nodes_last_slot")
 NODE_INPUTS = [NODE_FEATURES.index("speed"), NODE_FEATURES.index("up")]
@@ -90,9 +93,6 @@ PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh bel
 SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
 SELECTOR_HIDDEN = 32
 GATE_HIDDEN = 32  # the hidden width of a gate that reads the load (gate_context)
-ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
-GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
-GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
 
 
 @dataclass
@@ -133,11 +133,6 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
     return -torch.log(chosen.clamp(min=1e-6)).mean()
 
 
-def slot_context(load_signal: bool = False) -> list[int]:
-    """Positions of the globals in a slot's context: every global the network reads but ``free_nodes``."""
-    return global_index(tuple(name for name in global_names(load_signal) if name != "free_nodes"))
-
-
 def make_selector(width: int, context: int = len(SLOT_CONTEXT)) -> nn.Sequential:
     """The selector's layers: slot token, the ``context`` globals and ``log2 M`` to one logit per option
     (zero at start)."""
@@ -150,31 +145,6 @@ def make_selector(width: int, context: int = len(SLOT_CONTEXT)) -> nn.Sequential
 def selector_inputs(pooled: torch.Tensor, context: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
     """``(n, width + context + 1)``: what the selector reads of each slot."""
     return torch.cat([pooled, context, size_feature(num_nodes)[:, None]], dim=-1)
-
-
-def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
-    """``log2 M / 6`` per vector: about 0..1 over the 2-64 nodes of training (the header's ``num_nodes``)."""
-    return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
-
-
-def scaled_rate(rate: torch.Tensor) -> torch.Tensor:
-    """The arrival rate as the network reads it where it reads it scaled: ``x GATE_RATE_SCALE``, capped."""
-    return (rate * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
-
-
-def scaled_load(context: torch.Tensor) -> torch.Tensor:
-    """A slot's context (``load_signal``: the load globals last) with the arrival rate scaled as the gate
-    context scales it (:func:`scaled_rate`): about 1 at the ``train`` load, where the raw rate (about
-    0.05) would move a grafted weight too little to matter (``load_scale``)."""
-    return torch.cat([context[:, : -len(LOAD_GLOBALS)], scaled_rate(context[:, -len(LOAD_GLOBALS) :])], dim=-1)
-
-
-def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
-    """``(n, 2)``: what a ``gate_context`` gate reads beside the slot token: the scaled arrival rate and
-    ``log2 M / 6``. Both are set by the scenario, not by the policy's play, so they read the same on the
-    teacher's states and on the student's own."""
-    rate = scaled_rate(globals_[:, ARRIVAL_RATE])
-    return torch.stack([rate, size_feature(num_nodes)], dim=-1)
 
 
 def select_paths(choice: torch.Tensor, gate: torch.Tensor, uniform_gate: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -218,17 +188,18 @@ class SlotMARANet(nn.Module):
         A selector between the learned gate and each path alone (needs ``uniform_pick``; fitted by
         :mod:`~.selector`, built by :func:`~.gate_edits.add_selector`).
     size_context:
-        The slot's context also holds ``log2 M`` (:func:`size_feature`).
+        The slot's context also holds ``log2 M`` (:func:`~.context_features.size_feature`).
     load_signal:
         The slot's context and the critic also read the ``arrival_rate`` global, a slow signal of the
         offered load (:func:`~.network.global_names`).
     load_scale:
-        With ``load_signal``, the slot's context reads the rate scaled to about 1 (:func:`scaled_load`;
-        the critic reads it raw). A network grafted with the signal (:mod:`~.input_grafts`) has it.
+        With ``load_signal``, the slot's context reads the rate scaled to about 1
+        (:func:`~.context_features.scaled_load`; the critic reads it raw). A network grafted with the
+        signal (:mod:`~.input_grafts`) has it.
     gate_context:
         The gate reads the arrival rate and ``log2 M`` directly beside the slot token, through a tanh
-        layer (:func:`gate_load_inputs`; needs ``planner_hints``). A gate on the slot token alone learnt
-        the load on the teacher's states and lost it on the policy's own; the direct input alone did
+        layer (:func:`~.context_features.gate_load_inputs`; needs ``planner_hints``). A gate on the slot
+        token alone learnt the load on the teacher's states and lost it on the policy's own; the direct input alone did
         not change that (cloning never needs it), refitting the gate on the policy's own play did
         (:mod:`~.gate_dagger`; docs/mara_policy.md, the fifty-fourth run).
     """
@@ -371,7 +342,7 @@ class SlotMARANet(nn.Module):
 
     def gate_weights(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`_gates` from what the gate reads ``(n, width)``: the slot token, and with ``gate_context``
-        :func:`gate_load_inputs` after it ``(n, width + 2)``."""
+        :func:`~.context_features.gate_load_inputs` after it ``(n, width + 2)``."""
         if self.gate_hidden is not None:
             inputs = torch.tanh(self.gate_hidden(inputs))
         logits = self.gate(inputs)

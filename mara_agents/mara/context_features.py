@@ -1,0 +1,46 @@
+"""What a slot actor reads of the slot's globals beside its rows (:class:`~.slot_network.SlotMARANet`):
+the context's positions, ``log2 M`` (``size_context``), and the arrival rate scaled to about 1 where the
+network reads it scaled (``load_scale``, ``gate_context``). :mod:`~.numpy_actor` mirrors them."""
+
+from __future__ import annotations
+
+import torch
+
+from mara_agents.mara.network import BASE_GLOBALS, LOAD_GLOBALS, global_index, global_names
+from mara_env.observation import GLOBAL_FEATURES
+
+SLOT_CONTEXT = tuple(name for name in BASE_GLOBALS if name != "free_nodes")  # the slot's context without load_signal
+SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
+ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
+GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
+GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
+
+
+def slot_context(load_signal: bool = False) -> list[int]:
+    """Positions of the globals in a slot's context: every global the network reads but ``free_nodes``."""
+    return global_index(tuple(name for name in global_names(load_signal) if name != "free_nodes"))
+
+
+def size_feature(num_nodes: torch.Tensor) -> torch.Tensor:
+    """``log2 M / 6`` per vector: about 0..1 over the 2-64 nodes of training (the header's ``num_nodes``)."""
+    return torch.log2(num_nodes.clamp(min=1.0)) / 6.0
+
+
+def scaled_rate(rate: torch.Tensor) -> torch.Tensor:
+    """The arrival rate as the network reads it where it reads it scaled: ``x GATE_RATE_SCALE``, capped."""
+    return (rate * GATE_RATE_SCALE).clamp(max=GATE_RATE_CAP)
+
+
+def scaled_load(context: torch.Tensor) -> torch.Tensor:
+    """A slot's context (``load_signal``: the load globals last) with the arrival rate scaled as the gate
+    context scales it (:func:`scaled_rate`): about 1 at the ``train`` load, where the raw rate (about
+    0.05) would move a grafted weight too little to matter (``load_scale``)."""
+    return torch.cat([context[:, : -len(LOAD_GLOBALS)], scaled_rate(context[:, -len(LOAD_GLOBALS) :])], dim=-1)
+
+
+def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
+    """``(n, 2)``: what a ``gate_context`` gate reads beside the slot token: the scaled arrival rate and
+    ``log2 M / 6``. Both are set by the scenario, not by the policy's play, so they read the same on the
+    teacher's states and on the student's own."""
+    rate = scaled_rate(globals_[:, ARRIVAL_RATE])
+    return torch.stack([rate, size_feature(num_nodes)], dim=-1)
