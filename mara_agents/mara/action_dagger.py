@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.imitation import Demonstrations, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.packed_vectors import PackedVectors, joined
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import SlotMARANet
 
@@ -67,20 +66,6 @@ def action_seeds(round_index: int, episodes: int) -> list[int]:
     return list(range(first, first + episodes))
 
 
-def concatenate(parts: list[Demonstrations]) -> Demonstrations:
-    """One set of demonstrations holding every part's turns, in order."""
-    if len(parts) == 1:
-        return parts[0]
-    return Demonstrations(
-        obs=PackedVectors.concatenate([part.obs for part in parts]),
-        masks=joined([part.masks for part in parts], parts[0].masks.dtype),
-        states=PackedVectors.concatenate([part.states for part in parts]),
-        actions=joined([part.actions for part in parts], parts[0].actions.dtype),
-        returns=joined([part.returns for part in parts], parts[0].returns.dtype),
-        completion_rates=joined([part.completion_rates for part in parts], parts[0].completion_rates.dtype),
-        paths=joined([part.paths for part in parts], parts[0].paths.dtype),
-    )
-
 
 def action_rounds(
     net: MARANet | SlotMARANet,
@@ -111,8 +96,9 @@ def action_rounds(
         began = time.perf_counter()
         seeds = action_seeds(index, episodes)
         parts.append(collect_demonstrations(env, teacher, seeds, jobs, progress, scenarios, student=player))
+        every = Demonstrations.concatenate(parts)
         stats = clone(
-            net, concatenate(parts), *sizes, epochs, learning_rate=learning_rate, seed=index, progress=progress,
+            net, every, *sizes, epochs, learning_rate=learning_rate, seed=index, progress=progress,
             row_buckets=row_buckets, gate_coef=gate_coef,
         )  # fmt: skip
         player = save_checkpoint(net, save_to, env, {**extra, "action_dagger_rounds": index + 1})

@@ -47,6 +47,18 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.size)
 
+    @classmethod
+    def concatenate(cls, parts: list[Demonstrations]) -> Demonstrations:
+        """One set holding every part's turns, in order (the parts are left as they were)."""
+        if len(parts) == 1:
+            return parts[0]
+        arrays = ("masks", "actions", "returns", "completion_rates", "paths")
+        return cls(
+            obs=PackedVectors.concatenate([part.obs for part in parts]),
+            states=PackedVectors.concatenate([part.states for part in parts]),
+            **{name: joined([getattr(part, name) for part in parts]) for name in arrays},
+        )
+
 
 def play_teacher_episode(
     env_kwargs: dict,
