@@ -66,7 +66,6 @@ def action_seeds(round_index: int, episodes: int) -> list[int]:
     return list(range(first, first + episodes))
 
 
-
 def action_rounds(
     net: MARANet | SlotMARANet,
     checkpoint: Path,
