@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
-from mara_agents.mara.gate_edits import pin_gate
+from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.gate_edits import PATH_PARAMETERS, pin_gate, scale_paths
 from mara_agents.mara.guidance import gate_weight
 from mara_agents.mara.imitation import check_gate_supervision, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
@@ -17,6 +20,7 @@ from mara_agents.mara.ppo import PPOConfig
 from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import WorkerPool
+from tests.scripts import ROOT
 from tests.test_mara_policy import _train_mara_config
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 30, "forecaster": "wls", "curve_split": "train", "shaping": True}
@@ -187,3 +191,89 @@ def test_training_refuses_a_gate_coef_it_cannot_honour_before_any_work(tmp_path)
     with pytest.raises(ValueError, match="needs a slot actor with planner hints"):
         train(PPOConfig(gate_coef=0.5, teacher="best_shared"), tmp_path / "joint", progress=False)
     assert not (tmp_path / "srw").exists() and not (tmp_path / "joint").exists()
+
+
+def _scaled_logits(net: SlotMARANet, factor: float, paths: tuple[str, ...] | None = None) -> torch.Tensor:
+    observation = _demos(seeds=[0]).obs.batch(range(40, 120, 8))  # mid-episode turns: tasks in the table
+    mask = torch.ones(10, ENV["max_tasks"] + 1)
+    with torch.no_grad():
+        return scale_paths(net, factor, paths).logits(observation, mask)
+
+
+def _strong_paths(net: SlotMARANet) -> SlotMARANet:
+    """``net`` with skip-path weights of O(5), as a trained generalist's picks have."""
+    parameters = dict(net.named_parameters())
+    with torch.no_grad():
+        for names in PATH_PARAMETERS.values():
+            for name in names:
+                if name in parameters:
+                    parameters[name].normal_(0.0, 5.0)
+    return net
+
+
+def test_scaled_paths_add_their_gated_terms_factor_times():
+    net = _strong_paths(_net(uniform_pick=True))
+    with torch.no_grad():
+        net.gate.weight.normal_()  # a gate that mixes all three paths, slot by slot
+    learned, once = _scaled_logits(net, 0.0), _scaled_logits(net, 1.0)
+    finite = torch.isfinite(once)
+    # logits are linear in the paths' weights: learned + 3 x (the paths' gated terms)
+    expected = learned[finite] + 3.0 * (once[finite] - learned[finite])
+    assert torch.allclose(_scaled_logits(net, 3.0)[finite], expected, atol=1e-4)
+    assert not torch.allclose(once[finite], learned[finite], atol=1e-2)  # the paths mattered
+
+
+def test_scaling_a_path_the_gate_does_not_weigh_changes_nothing():
+    net = _strong_paths(pin_gate(_net(uniform_pick=True), "srw"))  # edf and uniform weigh 1e-13
+    before = _scaled_logits(net, 1.0)
+    assert torch.allclose(_scaled_logits(net, 5.0, ("edf", "uniform")), before, atol=1e-6)
+    assert not torch.allclose(_scaled_logits(net, 5.0, ("srw",)), before, atol=1e-3)
+
+
+def test_scale_paths_refuses_bad_arguments_and_leaves_the_network_alone():
+    net = _net()
+    before = {name: value.clone() for name, value in net.state_dict().items()}
+    scale_paths(net, 2.0)
+    assert all(torch.equal(before[name], value) for name, value in net.state_dict().items())
+    with pytest.raises(ValueError, match="one or more of"):
+        scale_paths(net, 2.0, ("uniform",))  # no uniform pick on this network
+    with pytest.raises(ValueError, match="one or more of"):
+        scale_paths(net, 2.0, ())
+    for factor in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite number >= 0"):
+            scale_paths(net, factor)
+    torch.manual_seed(0)
+    with pytest.raises(ValueError, match="planner hints"):
+        scale_paths(SlotMARANet(width=16, layers=1, heads=2), 2.0)
+
+
+SCALE_SCRIPT = ROOT / "examples" / "scale_paths.py"
+WEIGHTS = ROOT / "mara_agents" / "mara" / "weights"
+
+
+def test_scale_paths_script_writes_a_loadable_scaled_copy(tmp_path):
+    out = tmp_path / "scaled.pt"
+    command = [sys.executable, str(SCALE_SCRIPT), "--checkpoint", str(WEIGHTS / "mara_generalist.pt")]
+    done = subprocess.run(
+        [*command, "--factor", "2", "--paths", "edf", "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    original, scaled = load_checkpoint(WEIGHTS / "mara_generalist.pt")[0], load_checkpoint(out)
+    assert torch.equal(scaled[0].edf_skip.weight, 2 * original.edf_skip.weight)
+    assert torch.equal(scaled[0].row_skip.weight, original.row_skip.weight)  # srw's path untouched
+    assert scaled[2]["scaled_paths"]["factor"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--checkpoint", str(WEIGHTS / "mara.pt"), "--factor", "2"], "slot actor with planner hints"),
+        (["--checkpoint", str(WEIGHTS / "mara_generalist.pt"), "--factor", "-2"], "finite number >= 0"),
+        (["--checkpoint", str(WEIGHTS / "mara_generalist.pt"), "--factor", "2", "--paths", "lara"], "invalid choice"),
+    ],
+)
+def test_scale_paths_script_refuses_bad_arguments(tmp_path, arguments, named):
+    done = subprocess.run([sys.executable, str(SCALE_SCRIPT), *arguments, "--out", str(tmp_path / "x.pt")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and named in done.stderr
+    assert not (tmp_path / "x.pt").exists()

@@ -1,5 +1,6 @@
 """Copies of a hinted generalist with its gate edited: held on one path, given a ``uniform`` path, or
-given a selector (:mod:`~.selector` fits it). The original network is never changed."""
+given a selector (:mod:`~.selector` fits it); or with its skip paths scaled against the learned scores.
+The original network is never changed."""
 
 from __future__ import annotations
 
@@ -31,6 +32,42 @@ def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:
         pinned.gate.weight.zero_()
         pinned.gate.bias.copy_(torch.tensor(logits[path][: 1 + int(uniform)]))
     return pinned
+
+
+# each gated skip path's weights: those on the rows' scores and the one on idling
+PATH_PARAMETERS = {
+    "srw": ("row_skip.weight", "idle_skip.weight"),
+    "edf": ("edf_skip.weight", "edf_idle"),
+    "uniform": ("uniform_skip", "uniform_idle"),
+}
+
+
+def scale_paths(net: SlotMARANet, factor: float, paths: tuple[str, ...] | None = None) -> SlotMARANet:
+    """A copy of ``net`` whose skip paths ``paths`` (default: every one it has) weigh ``factor`` times as
+    much against the learned scores.
+
+    A path's contribution to every logit is linear in its weights, so the copy's logits are the learned
+    scores plus ``factor`` x each scaled path's gated term (the gate itself is unchanged). A large factor
+    makes the policy play the planners its gate weighs; 0 leaves the learned scores alone. ``ValueError``
+    for a network without skip paths (no planner hints), an unknown or absent path, or a negative or
+    non-finite factor.
+    """
+    if not isinstance(net, SlotMARANet) or net.hint_embed is None:
+        raise ValueError("scale_paths needs a slot actor with planner hints (it has no skip paths otherwise)")
+    allowed = GATE_PATHS if net.config["uniform_pick"] else GATE_PATHS[:2]
+    paths = allowed if paths is None else paths
+    unknown = [path for path in paths if path not in allowed]
+    if unknown or not paths:
+        raise ValueError(f"paths must be one or more of {list(allowed)} for this network, got {list(paths)}")
+    if not (factor >= 0.0 and torch.isfinite(torch.tensor(factor))):
+        raise ValueError(f"factor must be a finite number >= 0, got {factor}")
+    scaled = copy.deepcopy(net)
+    parameters = dict(scaled.named_parameters())
+    with torch.no_grad():
+        for path in set(paths):
+            for name in PATH_PARAMETERS[path]:
+                parameters[name].mul_(factor)
+    return scaled
 
 
 def graft_uniform_path(net: SlotMARANet) -> SlotMARANet:
