@@ -7,7 +7,9 @@
 the teacher, the scenario distribution (training curves, seeds no evaluation plays), the critic's size
 and the gate loss. Each of ``--rounds`` rounds plays ``--episodes`` scenarios with the current policy,
 asks the teacher for its action at every recorded turn, and refits the whole network by cloning on
-every round's turns so far (``mara_agents.mara.action_dagger``). Writes into ``--out``:
+every round's turns so far (``mara_agents.mara.action_dagger``); ``--anchor-episodes N`` joins the first N
+warm-start episodes of the run ``--anchor-args`` names to every refit (the original DAgger keeps its
+first data set; without it the refit drifts where its scenarios are few). Writes into ``--out``:
 ``checkpoint.pt`` (the refitted network; with ``--graft-load-signal`` the copy it started from is
 ``grafted.pt``) and ``report.json`` (per round: turns, the policy's completion
 on its own episodes, the fit's loss and agreement, seconds). Judge the result with
@@ -29,8 +31,9 @@ from tune_gate import checked_args, training_config, write_report  # noqa: E402
 
 from mara_agents.mara.action_dagger import action_rounds, action_sampler  # noqa: E402
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.imitation import Demonstrations, collect_demonstrations  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
-from mara_agents.mara.ppo import batch_sizes  # noqa: E402
+from mara_agents.mara.ppo import batch_sizes, warm_start_seeds  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -48,12 +51,38 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--learning-rate", type=float, default=3e-4, help="the refit's Adam step (default 3e-4)")
     parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
     parser.add_argument(
+        "--anchor-episodes",
+        type=int,
+        default=0,
+        help="also refit on the first N warm-start episodes of the run --anchor-args names, replayed by its "
+        "teacher on its own seeds (DAgger's first data set; default 0: own play alone)",
+    )
+    parser.add_argument(
+        "--anchor-args",
+        default="--generalist",
+        help="the train_mara.py flags of the run whose warm-start episodes anchor the refit (default: --generalist)",
+    )
+    parser.add_argument(
         "--graft-load-signal",
         action="store_true",
         help="refit a copy that also reads the arrival rate (mara_agents.mara.input_grafts; its new weights start "
         "at 0, so it first plays as the checkpoint), for a teacher whose labels follow the load",
     )
-    return checked_args(parser, ("episodes", "rounds", "epochs", "jobs"))
+    args = checked_args(parser, ("episodes", "rounds", "epochs", "jobs"))
+    if args.anchor_episodes < 0:
+        parser.error(f"--anchor-episodes must be >= 0, got {args.anchor_episodes}")
+    return args
+
+
+def anchor_episodes(anchor_args: str, episodes: int, jobs: int) -> Demonstrations | None:
+    """The first ``episodes`` warm-start demonstrations of the run ``anchor_args`` names (``None`` for 0)."""
+    if episodes == 0:
+        return None
+    run = training_config(anchor_args)
+    if run.teacher is None:
+        raise SystemExit(f"--anchor-args {anchor_args!r} names no teacher: it has no warm-start episodes")
+    seeds = warm_start_seeds(run.seed, episodes, run.scenarios is not None)
+    return collect_demonstrations(run.env, run.teacher, seeds, jobs, True, run.scenarios)
 
 
 def main() -> None:
@@ -72,9 +101,11 @@ def main() -> None:
             raise SystemExit(f"--graft-load-signal: {message}") from None
         player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
     scenarios = action_sampler(config.scenarios, config.action_focus)  # the run's, with any --action-focus
+    anchor = anchor_episodes(args.anchor_args, args.anchor_episodes, args.jobs)
     rounds = action_rounds(
         net, player, config.teacher, scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
+        anchor=anchor,
     )  # fmt: skip
     write_report(args, rounds, "refitted policy")
 

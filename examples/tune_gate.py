@@ -108,6 +108,8 @@ def write_report(args: argparse.Namespace, rounds: list[dict], what: str) -> Non
     for one in rounds:
         print(json.dumps(one))
     report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
+    if getattr(args, "anchor_episodes", 0):  # tune_actions' anchor: the warm-start episodes each refit joined
+        report.update(anchor_episodes=args.anchor_episodes, anchor_args=args.anchor_args)
     (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"{what}: {args.out / 'checkpoint.pt'}")
 

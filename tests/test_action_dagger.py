@@ -13,7 +13,7 @@ from mara_agents.evaluation import play_episode
 from mara_agents.mara.action_dagger import ACTION_SEED_BASE, action_rounds, action_sampler, action_seeds
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.gate_dagger import GATE_SEED_BASE
-from mara_agents.mara.imitation import play_teacher_episode
+from mara_agents.mara.imitation import collect_demonstrations, play_teacher_episode
 from mara_agents.mara.scenarios import ScenarioFocus
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.mara.slot_network import SlotMARANet
@@ -80,6 +80,21 @@ def test_rounds_refit_toward_the_labels_reproducibly(tmp_path):
     assert load_checkpoint(tmp_path / "a.pt")[2]["action_dagger_rounds"] == 2
 
 
+def test_an_anchor_joins_every_refit_and_is_not_counted_as_own_play(tmp_path, monkeypatch):
+    import mara_agents.mara.action_dagger as action_dagger
+
+    checkpoint = _checkpoint(tmp_path)
+    anchor = collect_demonstrations(SMALL_ENV, "lara", [5, 6], processes=1, progress=False)  # the teacher's own
+    fitted, real_clone = [], action_dagger.clone
+    monkeypatch.setattr(action_dagger, "clone", lambda net, demos, *a, **k: fitted.append(len(demos)) or real_clone(
+        net, demos, *a, **k))  # fmt: skip
+    net = load_checkpoint(checkpoint)[0]
+    report = action_rounds(net, checkpoint, "srw", None, tmp_path / "a.pt", (4, 8), rounds=2, episodes=1,
+                           epochs=1, jobs=1, progress=False, anchor=anchor)  # fmt: skip
+    own = [one["turns"] for one in report]
+    assert fitted == [len(anchor) + own[0], len(anchor) + own[0] + own[1]]  # the anchor in both refits, once
+
+
 def test_round_seeds_are_disjoint_from_every_other_use():
     seeds = action_seeds(0, 100) + action_seeds(1, 100)
     assert len(set(seeds)) == 200 and min(seeds) == ACTION_SEED_BASE
@@ -95,6 +110,9 @@ def test_tune_actions_refuses_to_write_beside_its_checkpoint_and_reports(tmp_pat
     assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
     done = subprocess.run([*script, "--out", str(tmp_path), "--episodes", "0"], capture_output=True, text=True)
     assert done.returncode == 2 and "--episodes must be >= 1, got 0" in done.stderr
+    done = subprocess.run([*script, "--out", str(tmp_path / "o"), "--anchor-episodes", "-1"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 2 and "--anchor-episodes must be >= 0, got -1" in done.stderr
 
 
 def test_train_mara_action_flags_set_the_rounds_and_refuse_what_cannot_run(monkeypatch):

@@ -81,21 +81,27 @@ def action_rounds(
     row_buckets: bool = True,
     jobs: int = 2,
     progress: bool = True,
+    anchor: Demonstrations | None = None,
 ) -> list[dict[str, float]]:
     """``rounds`` of DAgger on ``net`` (in place), whose weights are in ``checkpoint`` (the first round's
     player; its env is the one played). Each round plays ``episodes`` new scenarios with the network
     fitted so far (written to ``save_to``, keeping ``checkpoint``'s env and extra records) and refits it
     for ``epochs`` on every round's turns; ``sizes`` is the critic's (M, K_max) as in cloning. Per round:
-    its turns, the student's completion on them, the fit's statistics and seconds."""
+    its turns, the student's completion on them, the fit's statistics and seconds.
+
+    ``anchor``, the teacher's own episodes (such as the warm start's), joins every refit, as the original
+    DAgger aggregates its first data set: without it a refit on a few own-play scenarios drifts wherever
+    they are few (docs/mara_policy.md, the fifty-ninth run)."""
     if rounds < 1 or episodes < 1 or epochs < 1:
         raise ValueError(f"rounds, episodes and epochs must be >= 1, got {rounds}, {episodes} and {epochs}")
     _, env, extra = load_checkpoint(Path(checkpoint))
     player, parts, report = Path(checkpoint), [], []
+    anchored = [] if anchor is None else [anchor]
     for index in range(rounds):
         began = time.perf_counter()
         seeds = action_seeds(index, episodes)
         parts.append(collect_demonstrations(env, teacher, seeds, jobs, progress, scenarios, student=player))
-        every = Demonstrations.concatenate(parts)
+        every = Demonstrations.concatenate([*anchored, *parts])
         stats = clone(
             net, every, *sizes, epochs, learning_rate=learning_rate, seed=index, progress=progress,
             row_buckets=row_buckets, gate_coef=gate_coef,
