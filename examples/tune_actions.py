@@ -107,7 +107,10 @@ def main() -> None:
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
         anchor=anchor,
     )  # fmt: skip
-    write_report(args, rounds, "refitted policy")
+    anchored = (
+        {"anchor_episodes": args.anchor_episodes, "anchor_args": args.anchor_args} if anchor is not None else None
+    )
+    write_report(args, rounds, "refitted policy", anchored)
 
 
 if __name__ == "__main__":

@@ -103,13 +103,12 @@ def main() -> None:
     write_report(args, rounds, "fitted gate")
 
 
-def write_report(args: argparse.Namespace, rounds: list[dict], what: str) -> None:
-    """Print each round and write ``report.json`` beside the new ``checkpoint.pt`` in ``args.out``."""
+def write_report(args: argparse.Namespace, rounds: list[dict], what: str, extra: dict | None = None) -> None:
+    """Print each round and write ``report.json`` (with ``extra``'s entries) beside the new ``checkpoint.pt``
+    in ``args.out``."""
     for one in rounds:
         print(json.dumps(one))
-    report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds}
-    if getattr(args, "anchor_episodes", 0):  # tune_actions' anchor: the warm-start episodes each refit joined
-        report.update(anchor_episodes=args.anchor_episodes, anchor_args=args.anchor_args)
+    report = {"checkpoint": str(args.checkpoint), "train_args": args.train_args, "rounds": rounds, **(extra or {})}
     (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"{what}: {args.out / 'checkpoint.pt'}")
 

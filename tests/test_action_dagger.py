@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -143,3 +144,18 @@ def test_tune_actions_refits_a_copy_with_the_load_signal_grafted(tmp_path):
     refitted = ["--checkpoint", str(tmp_path / "o" / "checkpoint.pt"), "--out", str(tmp_path / "p")]
     again = subprocess.run([*script, *refitted], capture_output=True, text=True)
     assert again.returncode == 1 and "--graft-load-signal:" in again.stderr and "without it" in again.stderr
+
+
+def test_tune_actions_anchors_its_refit_on_a_runs_warm_start_episodes(tmp_path, monkeypatch):
+    # the checkpoint plays the env of the quick run whose warm-start episodes anchor it, so the turns join
+    env = _train_mara_config(monkeypatch, "--teacher", "srw", "--quick").env
+    torch.manual_seed(0)
+    checkpoint = save_checkpoint(SlotMARANet(width=16, layers=1, heads=2), tmp_path / "net.pt", env)
+    run = ["--train-args", "--teacher srw --quick", "--anchor-args", "--teacher srw --quick", "--anchor-episodes", "1"]
+    script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), "--episodes", "1",
+              "--epochs", "1", "--jobs", "1", *run, "--out", str(tmp_path / "o")]  # fmt: skip
+    done = subprocess.run(script, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert (report["anchor_episodes"], report["anchor_args"]) == (1, "--teacher srw --quick")
+    assert report["rounds"][0]["turns"] > 0  # own play only: the anchor's turns are not counted here

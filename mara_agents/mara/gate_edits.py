@@ -5,6 +5,7 @@ The original network is never changed."""
 from __future__ import annotations
 
 import copy
+import math
 
 import torch
 from torch import nn
@@ -59,7 +60,7 @@ def scale_paths(net: SlotMARANet, factor: float, paths: tuple[str, ...] | None =
     unknown = [path for path in paths if path not in allowed]
     if unknown or not paths:
         raise ValueError(f"paths must be one or more of {list(allowed)} for this network, got {list(paths)}")
-    if not (factor >= 0.0 and torch.isfinite(torch.tensor(factor))):
+    if not (math.isfinite(factor) and factor >= 0.0):
         raise ValueError(f"factor must be a finite number >= 0, got {factor}")
     scaled = copy.deepcopy(net)
     parameters = dict(scaled.named_parameters())
