@@ -34,6 +34,7 @@ from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa
 from mara_agents.mara.imitation import Demonstrations, collect_demonstrations  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes, warm_start_seeds  # noqa: E402
+from mara_agents.mara.scenarios import Padding, ScenarioSampler  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -74,13 +75,27 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def anchor_episodes(anchor_args: str, episodes: int, jobs: int) -> Demonstrations | None:
-    """The first ``episodes`` warm-start demonstrations of the run ``anchor_args`` names (``None`` for 0)."""
+def padded_shape(env: dict, scenarios: ScenarioSampler | None) -> tuple[int, int]:
+    """The (table rows, nodes) that episodes of ``env`` (drawn by ``scenarios``, if any) are stored at."""
+    padding = Padding.for_scenarios(scenarios)
+    return (env["max_tasks"], env["num_nodes"]) if padding is None else (padding.max_tasks, padding.max_nodes)
+
+
+def anchor_episodes(anchor_args: str, episodes: int, jobs: int, own_shape: tuple[int, int]) -> Demonstrations | None:
+    """The first ``episodes`` warm-start demonstrations of the run ``anchor_args`` names (``None`` for 0),
+    refused before any play unless they are stored at ``own_shape``, the own-play episodes' shape (the
+    refit joins the two)."""
     if episodes == 0:
         return None
     run = training_config(anchor_args)
     if run.teacher is None:
         raise SystemExit(f"--anchor-args {anchor_args!r} names no teacher: it has no warm-start episodes")
+    shape = padded_shape(run.env, run.scenarios)
+    if shape != own_shape:
+        raise SystemExit(
+            f"--anchor-args {anchor_args!r} stores episodes at {shape[0]} rows and {shape[1]} nodes, the own play"
+            f" at {own_shape[0]} and {own_shape[1]}: the refit cannot join them (name a run of the same sizes)"
+        )
     seeds = warm_start_seeds(run.seed, episodes, run.scenarios is not None)
     return collect_demonstrations(run.env, run.teacher, seeds, jobs, True, run.scenarios)
 
@@ -91,17 +106,16 @@ def main() -> None:
     config = training_config(args.train_args)
     if config.teacher is None:
         raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the turns")
-    args.out.mkdir(parents=True, exist_ok=True)
-    player = args.checkpoint
-    if args.graft_load_signal:
+    if args.graft_load_signal:  # refused, like a bad anchor, before any play or file
         try:
             net = graft_load_signal(net)
         except (ValueError, KeyError, AttributeError) as error:
             message = f"{args.checkpoint} is not a slot actor without it ({error})"
             raise SystemExit(f"--graft-load-signal: {message}") from None
-        player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
     scenarios = action_sampler(config.scenarios, config.action_focus)  # the run's, with any --action-focus
-    anchor = anchor_episodes(args.anchor_args, args.anchor_episodes, args.jobs)
+    anchor = anchor_episodes(args.anchor_args, args.anchor_episodes, args.jobs, padded_shape(env, scenarios))
+    args.out.mkdir(parents=True, exist_ok=True)
+    player = save_checkpoint(net, args.out / "grafted.pt", env, extra) if args.graft_load_signal else args.checkpoint
     rounds = action_rounds(
         net, player, config.teacher, scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,

@@ -4,6 +4,8 @@
         --train-args "--generalist --load-signal --gate-context"
     python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --labels runs/t54_gate/labels.npz \\
         --steps 2000 --out runs/t54_refit        # refit on saved labels, no play
+    python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \
+        --graft-gate-context --out runs/gate_graft  # a gate that also reads the load, for a linear one
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
@@ -12,7 +14,9 @@ planner the teacher would follow, and refits the gate's layers on every round's 
 rest of the network never changes (``mara_agents.mara.gate_dagger``). Writes into ``--out``:
 ``checkpoint.pt`` (the network with the fitted gate), ``labels.npz`` (every round's labels, with each
 slot's workload and cluster size, to refit or inspect without playing again) and ``report.json`` (per
-round: labelled slots, cross-entropy and agreement before and after the fit, seconds). Judge the result with
+round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
+``--graft-gate-context`` also ``grafted.pt``, the copy with a gate that reads the arrival rate and
+``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
 
@@ -32,6 +36,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate  # noqa: E402
+from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -51,7 +56,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=400, help="full-batch Adam steps per fit (default 400)")
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
-    return checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
+    parser.add_argument(
+        "--graft-gate-context",
+        action="store_true",
+        help="fit a copy whose gate is a tanh layer that also reads the arrival rate and log2 M "
+        "(mara_agents.mara.input_grafts; it first weighs the paths as the checkpoint), for labels a linear gate "
+        "cannot follow",
+    )
+    args = checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
+    if args.graft_gate_context and args.labels is not None:
+        parser.error("--graft-gate-context plays new labels: saved --labels were read by the linear gate")
+    return args
 
 
 def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:
@@ -96,8 +111,15 @@ def main() -> None:
         config = training_config(args.train_args)
         if config.teacher is None:
             raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
+        player = args.checkpoint
+        if args.graft_gate_context:
+            try:
+                net = graft_gate_context(net)
+            except (ValueError, AttributeError) as error:
+                raise SystemExit(f"--graft-gate-context: {args.checkpoint} cannot take it ({error})") from None
+            player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
         rounds = dagger_rounds(
-            net, args.checkpoint, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
+            net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
         )  # fmt: skip
     write_report(args, rounds, "fitted gate")

@@ -159,3 +159,15 @@ def test_tune_actions_anchors_its_refit_on_a_runs_warm_start_episodes(tmp_path, 
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert (report["anchor_episodes"], report["anchor_args"]) == (1, "--teacher srw --quick")
     assert report["rounds"][0]["turns"] > 0  # own play only: the anchor's turns are not counted here
+
+
+def test_tune_actions_refuses_an_anchor_of_other_sizes_before_any_play(tmp_path, monkeypatch):
+    env = {**_train_mara_config(monkeypatch, "--teacher", "srw", "--quick").env, "num_nodes": 6}  # the run's has 4
+    checkpoint = save_checkpoint(SlotMARANet(width=16, layers=1, heads=2), tmp_path / "net.pt", env)
+    run = ["--train-args", "--teacher srw --quick", "--anchor-args", "--teacher srw --quick", "--anchor-episodes", "1"]
+    script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), *run,
+              "--out", str(tmp_path / "o")]  # fmt: skip
+    done = subprocess.run(script, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "stores episodes at 16 rows and 4 nodes, the own play at 16 and 6" in done.stderr
+    assert not (tmp_path / "o").exists()  # refused before writing anything

@@ -131,3 +131,20 @@ def test_tune_gate_refits_on_saved_labels_without_playing(tmp_path):
     assert gate_agreement(refit, _labels(inputs, counts)) == pytest.approx(fitted["agreement_after"])
     bad = subprocess.run([*command[:-4], "--labels", str(checkpoint)], capture_output=True, text=True)
     assert bad.returncode != 0 and "--labels:" in bad.stderr and "not a file of gate labels (missing" in bad.stderr
+
+
+def test_tune_gate_fits_a_grafted_gate_that_reads_the_load(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
+               "--graft-gate-context", "--episodes", "2", "--rounds", "1", "--steps", "5", "--jobs", "1",
+               "--train-args", "--teacher best --quick"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fitted = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
+    assert fitted.config["gate_context"] and fitted.gate_hidden is not None
+    assert load_checkpoint(tmp_path / "o" / "grafted.pt")[0].config["gate_context"]  # the first round's player
+    labels = GateLabels.load(tmp_path / "o" / "labels.npz")
+    assert labels.inputs.shape[1] == 16 + 2  # the slot token, the rate and log2 M: what the grafted gate reads
+    refused = subprocess.run([*command[:6], "--graft-gate-context", "--labels", str(tmp_path / "o" / "labels.npz")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert refused.returncode == 2 and "saved --labels were read by the linear gate" in refused.stderr
