@@ -35,8 +35,9 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate  # noqa: E402
+from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate, keep_own_gate  # noqa: E402
 from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
+from mara_env.workloads.registry import WORKLOADS  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -63,10 +64,43 @@ def parse_args() -> argparse.Namespace:
         "(mara_agents.mara.input_grafts; it first weighs the paths as the checkpoint), for labels a linear gate "
         "cannot follow",
     )
+    parser.add_argument(
+        "--teach-only",
+        metavar="WORKLOAD,LO-HI",
+        help="with --labels: keep the teacher's labels only on WORKLOAD slots of LO to HI nodes; every other slot "
+        "is labelled with the checkpoint's own gate, which the refit then holds (gate_dagger.keep_own_gate)",
+    )
+    parser.add_argument(
+        "--teach-planners-only",
+        action="store_true",
+        help="with --teach-only: of those slots, only the ones the teacher labels with edf and uniform, not srw",
+    )
     args = checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
+    if args.teach_only is not None:
+        if args.labels is None:
+            parser.error("--teach-only relabels saved --labels (name the labels.npz of an earlier run)")
+        args.teach_only = parse_teach_only(parser, args.teach_only)
+    elif args.teach_planners_only:
+        parser.error("--teach-planners-only needs --teach-only")
     if args.graft_gate_context and args.labels is not None:
         parser.error("--graft-gate-context plays new labels: saved --labels were read by the linear gate")
     return args
+
+
+def parse_teach_only(parser: argparse.ArgumentParser, text: str) -> tuple[str, tuple[int, int]]:
+    """``WORKLOAD,LO-HI`` as ``(workload, (LO, HI))``; a usage error naming what is allowed otherwise."""
+    workload, _, nodes = text.partition(",")
+    low, _, high = nodes.partition("-")
+    try:
+        bounds = (int(low), int(high))
+    except ValueError:
+        bounds = (0, 0)
+    if workload not in WORKLOADS or not 1 <= bounds[0] <= bounds[1]:
+        parser.error(
+            f"--teach-only wants WORKLOAD,LO-HI (a registered workload: {', '.join(sorted(WORKLOADS))};"
+            f" nodes 1 <= LO <= HI), got {text!r}"
+        )
+    return workload, bounds
 
 
 def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:
@@ -103,6 +137,8 @@ def main() -> None:
     if args.labels is not None:  # a refit: no play, one fit
         try:
             labels = GateLabels.load(args.labels)
+            if args.teach_only is not None:
+                labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only)
             rounds = [{"labels": str(args.labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
@@ -122,7 +158,11 @@ def main() -> None:
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
         )  # fmt: skip
-    write_report(args, rounds, "fitted gate")
+    taught = None
+    if args.teach_only is not None:
+        workload, (low, high) = args.teach_only
+        taught = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}
+    write_report(args, rounds, "fitted gate", taught)
 
 
 def write_report(args: argparse.Namespace, rounds: list[dict], what: str, extra: dict | None = None) -> None:

@@ -12,7 +12,14 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
-from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement, gate_cross_entropy, label_own_play
+from mara_agents.mara.gate_dagger import (
+    GateLabels,
+    fit_gate,
+    gate_agreement,
+    gate_cross_entropy,
+    keep_own_gate,
+    label_own_play,
+)
 from mara_agents.mara.slot_network import SlotMARANet
 
 HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}
@@ -148,3 +155,49 @@ def test_tune_gate_fits_a_grafted_gate_that_reads_the_load(tmp_path):
     refused = subprocess.run([*command[:6], "--graft-gate-context", "--labels", str(tmp_path / "o" / "labels.npz")],
                              capture_output=True, text=True)  # fmt: skip
     assert refused.returncode == 2 and "saved --labels were read by the linear gate" in refused.stderr
+
+
+def test_keep_own_gate_labels_every_untaught_slot_with_the_gates_own_weights():
+    # a zero gate over three paths weighs each 1/3, so an untaught slot of n turns gets n/3 on each
+    counts = np.array([[0, 3, 0], [2, 0, 0], [0, 4, 2], [0, 0, 6]], np.float32)
+    labels = GateLabels(np.zeros((4, 16), np.float32), counts, np.array(["tabular", "tabular", "tabular", "vision"]),
+                        np.array([32, 32, 8, 32]))  # fmt: skip
+    kept = keep_own_gate(_net(), labels, "tabular", (17, 64))
+    np.testing.assert_allclose(kept.counts, [[0, 3, 0], [2, 0, 0], [2, 2, 2], [2, 2, 2]], rtol=1e-6)
+    planners = keep_own_gate(_net(), labels, "tabular", (17, 64), planners_only=True)
+    np.testing.assert_allclose(planners.counts, [[0, 3, 0], [2 / 3, 2 / 3, 2 / 3], [2, 2, 2], [2, 2, 2]], rtol=1e-6)
+    np.testing.assert_array_equal(labels.counts, counts)  # the labels given are left as they were
+    with pytest.raises(ValueError, match="nodes must be a range 1 <= LO <= HI, got 9-8"):
+        keep_own_gate(_net(), labels, "tabular", (9, 8))
+
+
+def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    inputs = np.random.default_rng(2).normal(size=(40, 16)).astype(np.float32)
+    counts = np.zeros((40, 3), np.float32)
+    counts[:, 1] = 2  # edf everywhere, but only the first 20 slots (big tabular) are taught
+    GateLabels(inputs, counts, np.full(40, "tabular"), np.repeat([32, 8], 20)).save(tmp_path / "labels.npz")
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--labels",
+               str(tmp_path / "labels.npz"), "--steps", "200", "--out", str(tmp_path / "o")]  # fmt: skip
+    done = subprocess.run([*command, "--teach-only", "tabular,17-64"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["teach_only"] == "tabular,17-64"
+    refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
+    big, small = (
+        GateLabels(inputs[s], counts[s], np.full(20, "tabular"), np.full(20, 32)) for s in (slice(20), slice(20, 40))
+    )
+    assert gate_agreement(refit, big) > 0.8  # taught: it now leads with edf
+    with torch.no_grad():  # held: the small clusters' slots keep about the zero gate's even weights
+        weights = torch.cat(refit.gate_weights(torch.from_numpy(small.inputs)), -1)
+    assert weights.max() < 0.6
+    for flags, message in [
+        (["--teach-only", "tabular,17"], "--teach-only wants WORKLOAD,LO-HI"),
+        (["--teach-only", "nosuch,1-8"], "a registered workload"),
+        (["--teach-planners-only"], "--teach-planners-only needs --teach-only"),
+    ]:
+        refused = subprocess.run([*command, *flags], capture_output=True, text=True)
+        assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+    alone = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "p"),
+             "--teach-only", "tabular,17-64"]  # fmt: skip
+    refused = subprocess.run(alone, capture_output=True, text=True)
+    assert refused.returncode == 2 and "--teach-only relabels saved --labels" in refused.stderr

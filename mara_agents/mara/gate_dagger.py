@@ -170,6 +170,29 @@ def gate_agreement(net: SlotMARANet, labels: GateLabels) -> float:
     return float(labels.counts[np.arange(len(led)), led].sum() / max(labels.counts.sum(), 1.0))
 
 
+def keep_own_gate(
+    net: SlotMARANet, labels: GateLabels, workload: str, nodes: tuple[int, int], planners_only: bool = False
+) -> GateLabels:
+    """``labels`` with the teacher's counts kept only on ``workload`` slots of ``nodes[0]``-``nodes[1]``
+    nodes (with ``planners_only``: of those, the slots the teacher gave more turns on ``edf`` and
+    ``uniform`` than on ``srw``); every other slot is labelled with ``net``'s own path weights times its
+    turns, so a refit moves the gate where the teacher leads and holds it elsewhere.
+
+    Why: the shipped generalist's gate and learned scores are fitted to each other, and a gate refitted
+    on its teacher everywhere lost 2-4 points on 8-node ``vision`` and ``mixed``, where the policy leads
+    its teacher's planners (docs/mara_policy.md, the gate graft)."""
+    low, high = nodes
+    if not 1 <= low <= high:
+        raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {low}-{high}")
+    taught = (labels.workloads == workload) & (labels.nodes >= low) & (labels.nodes <= high)
+    if planners_only:
+        taught &= labels.counts[:, 0] < labels.counts[:, 1:].sum(1)
+    with torch.no_grad():
+        own = _path_weights(net, labels).numpy()
+    counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True))
+    return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes)
+
+
 def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3) -> dict[str, float]:
     """Fit ``net``'s gate layers (in place; nothing else changes) to ``labels`` by full-batch Adam (no
     draw: the same labels give the same gate); the loss and agreement before and after."""
