@@ -4,7 +4,7 @@
         --train-args "--generalist --load-signal --gate-context"
     python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --labels runs/t54_gate/labels.npz \\
         --steps 2000 --out runs/t54_refit        # refit on saved labels, no play
-    python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \
+    python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \\
         --graft-gate-context --out runs/gate_graft  # a gate that also reads the load, for a linear one
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give

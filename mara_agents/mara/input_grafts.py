@@ -15,6 +15,7 @@ import copy
 
 import torch
 from torch import nn
+from torch.nn.utils import skip_init
 
 from mara_agents.mara.context_features import slot_context
 from mara_agents.mara.network import LOAD_GLOBALS, global_index, global_names
@@ -82,7 +83,8 @@ def graft_gate_context(net: SlotMARANet, seed: int = 0) -> SlotMARANet:
     outputs, width = net.gate.out_features, net.gate.in_features
     grafted = copy.deepcopy(net)
     grafted.config["gate_context"] = True
-    hidden, gate = nn.Linear(width + 2, GATE_HIDDEN), nn.Linear(GATE_HIDDEN, outputs)
+    # built without their initial draw (it would use torch's global generator); every weight is set below
+    hidden, gate = skip_init(nn.Linear, width + 2, GATE_HIDDEN), skip_init(nn.Linear, GATE_HIDDEN, outputs)
     generator = torch.Generator().manual_seed(seed)
     bound = 1.0 / (width + 2) ** 0.5  # nn.Linear's own initial range, drawn from the seed
     with torch.no_grad():
