@@ -97,7 +97,9 @@ def test_the_gate_graft_carries_the_linear_gates_logits_through_tanh():
     with torch.no_grad():
         net.gate.weight.normal_(0.0, 1.0, generator=torch.Generator().manual_seed(1))
         net.gate.bias.fill_(0.5)
+    before = torch.get_rng_state()
     grafted = graft_gate_context(net)
+    assert torch.equal(torch.get_rng_state(), before)  # no draw from the global generator
     assert grafted.config["gate_context"] and not net.config["gate_context"]  # the original is unchanged
     tokens = torch.randn(50, 16, generator=torch.Generator().manual_seed(2))
     load = torch.rand(50, 2, generator=torch.Generator().manual_seed(3))  # rate and size: read at weight 0 so far
