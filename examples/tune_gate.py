@@ -37,6 +37,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate, keep_own_gate  # noqa: E402
 from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
+from mara_agents.mara.teacher import parse_node_range  # noqa: E402
 from mara_env.workloads.registry import WORKLOADS  # noqa: E402
 
 
@@ -90,17 +91,16 @@ def parse_args() -> argparse.Namespace:
 def parse_teach_only(parser: argparse.ArgumentParser, text: str) -> tuple[str, tuple[int, int]]:
     """``WORKLOAD,LO-HI`` as ``(workload, (LO, HI))``; a usage error naming what is allowed otherwise."""
     workload, _, nodes = text.partition(",")
-    low, _, high = nodes.partition("-")
     try:
-        bounds = (int(low), int(high))
+        low, high = parse_node_range(nodes)
     except ValueError:
-        bounds = (0, 0)
-    if workload not in WORKLOADS or not 1 <= bounds[0] <= bounds[1]:
+        low, high = 0, None
+    if workload not in WORKLOADS or high is None:
         parser.error(
             f"--teach-only wants WORKLOAD,LO-HI (a registered workload: {', '.join(sorted(WORKLOADS))};"
             f" nodes 1 <= LO <= HI), got {text!r}"
         )
-    return workload, bounds
+    return workload, (low, high)
 
 
 def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:

@@ -135,14 +135,11 @@ class Corner:
         workload, nodes, load = parts
         if workload not in WORKLOADS:
             raise ValueError(f"candidate {candidate!r}: workload {workload!r} is not registered: {sorted(WORKLOADS)}")
-        low, dash, high = nodes.partition("-")
         try:
-            min_nodes, min_load = int(low), float(load)
-            max_nodes = int(high) if dash else None
+            (min_nodes, max_nodes), min_load = parse_node_range(nodes), float(load)
         except ValueError:
             raise ValueError(f"candidate {candidate!r}: {allowed}") from None
-        bad_nodes = min_nodes < 1 or (max_nodes is not None and max_nodes < min_nodes)
-        if bad_nodes or not (min_load > 0 and math.isfinite(min_load)):
+        if not (min_load > 0 and math.isfinite(min_load)):
             raise ValueError(f"candidate {candidate!r}: {allowed}")
         return cls(workload, min_nodes, min_load, max_nodes)
 
@@ -155,6 +152,16 @@ class Corner:
             and (self.max_nodes is None or nodes <= self.max_nodes)
             and resolve_load(settings.get("load", DEFAULTS.load)) >= self.min_load
         )
+
+
+def parse_node_range(text: str) -> tuple[int, int | None]:
+    """``N`` (at least ``N`` nodes) as ``(N, None)`` or ``LO-HI`` as ``(LO, HI)``; ``ValueError`` unless
+    ``1 <= LO <= HI``."""
+    low, dash, high = text.partition("-")
+    bounds = int(low), (int(high) if dash else None)
+    if bounds[0] < 1 or (bounds[1] is not None and bounds[1] < bounds[0]):
+        raise ValueError(f"nodes must be N >= 1 or a range LO-HI with 1 <= LO <= HI, got {text!r}")
+    return bounds
 
 
 def split_corner(candidate: str) -> tuple[str, Corner | None]:
