@@ -13,7 +13,8 @@ first data set; without it the refit drifts where its scenarios are few). Writes
 ``checkpoint.pt`` (the refitted network; with ``--graft-load-signal`` the copy it started from is
 ``grafted.pt``) and ``report.json`` (per round: turns, the policy's completion
 on its own episodes, the fit's loss and agreement, seconds). Judge the result with
-``benchmarks/generalisation.py`` and ``benchmarks/mara_agreement.py``.
+``benchmarks/generalisation.py`` and ``benchmarks/mara_agreement.py``. ``--freeze encoder gate`` refits the
+turn heads alone: the gate keeps the slot token it was fitted to.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tune_gate import checked_args, training_config, write_report  # noqa: E402
 
 from mara_agents.mara.action_dagger import action_rounds, action_sampler  # noqa: E402
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.frozen_parts import FROZEN_PARTS, frozen_names  # noqa: E402
 from mara_agents.mara.imitation import Demonstrations, collect_demonstrations  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes, warm_start_seeds  # noqa: E402
@@ -68,6 +70,14 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="refit a copy that also reads the arrival rate (mara_agents.mara.input_grafts; its new weights start "
         "at 0, so it first plays as the checkpoint), for a teacher whose labels follow the load",
+    )
+    parser.add_argument(
+        "--freeze",
+        nargs="+",
+        default=[],
+        metavar="PART",
+        help=f"parts every refit holds fixed, of {', '.join(FROZEN_PARTS)} (default: none); 'encoder gate' "
+        "moves only the turn heads, so the gate keeps reading the slot token it was fitted to",
     )
     args = checked_args(parser, ("episodes", "rounds", "epochs", "jobs"))
     if args.anchor_episodes < 0:
@@ -112,6 +122,10 @@ def main() -> None:
         except (ValueError, KeyError, AttributeError) as error:
             message = f"{args.checkpoint} is not a slot actor without it ({error})"
             raise SystemExit(f"--graft-load-signal: {message}") from None
+    try:
+        frozen_names(net, args.freeze)
+    except ValueError as error:
+        raise SystemExit(f"--freeze: {error}") from None
     scenarios = action_sampler(config.scenarios, config.action_focus)  # the run's, with any --action-focus
     anchor = anchor_episodes(args.anchor_args, args.anchor_episodes, args.jobs, padded_shape(env, scenarios))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -119,12 +133,10 @@ def main() -> None:
     rounds = action_rounds(
         net, player, config.teacher, scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
-        anchor=anchor,
+        anchor=anchor, freeze=args.freeze,
     )  # fmt: skip
-    anchored = (
-        {"anchor_episodes": args.anchor_episodes, "anchor_args": args.anchor_args} if anchor is not None else None
-    )
-    write_report(args, rounds, "refitted policy", anchored)
+    extra = {"anchor_episodes": args.anchor_episodes, "anchor_args": args.anchor_args} if anchor is not None else {}
+    write_report(args, rounds, "refitted policy", {**extra, "freeze": args.freeze} if args.freeze else extra)
 
 
 if __name__ == "__main__":

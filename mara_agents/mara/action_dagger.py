@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,7 @@ def action_rounds(
     jobs: int = 2,
     progress: bool = True,
     anchor: Demonstrations | None = None,
+    freeze: Sequence[str] = (),
 ) -> list[dict[str, float]]:
     """``rounds`` of DAgger on ``net`` (in place), whose weights are in ``checkpoint`` (the first round's
     player; its env is the one played). Each round plays ``episodes`` new scenarios with the network
@@ -91,7 +93,8 @@ def action_rounds(
 
     ``anchor``, the teacher's own episodes (such as the warm start's), joins every refit, as the original
     DAgger aggregates its first data set: without it a refit on a few own-play scenarios drifts wherever
-    they are few (docs/mara_policy.md, the fifty-ninth run)."""
+    they are few (docs/mara_policy.md, the fifty-ninth run). ``freeze`` names parts every refit holds fixed
+    (:data:`~.frozen_parts.FROZEN_PARTS`)."""
     if rounds < 1 or episodes < 1 or epochs < 1:
         raise ValueError(f"rounds, episodes and epochs must be >= 1, got {rounds}, {episodes} and {epochs}")
     _, env, extra = load_checkpoint(Path(checkpoint))
@@ -104,7 +107,7 @@ def action_rounds(
         every = Demonstrations.concatenate([*anchored, *parts])
         stats = clone(
             net, every, *sizes, epochs, learning_rate=learning_rate, seed=index, progress=progress,
-            row_buckets=row_buckets, gate_coef=gate_coef,
+            row_buckets=row_buckets, gate_coef=gate_coef, freeze=freeze,
         )  # fmt: skip
         player = save_checkpoint(net, save_to, env, {**extra, "action_dagger_rounds": index + 1})
         report.append({

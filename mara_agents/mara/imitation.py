@@ -10,6 +10,7 @@ regression to the returns, so that PPO starts from a sensible policy *and* a cri
 from __future__ import annotations
 
 import multiprocessing as mp
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.frozen_parts import frozen
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.packed_vectors import PackedVectors, joined
 from mara_agents.mara.row_buckets import rows_needed, size_buckets
@@ -177,6 +179,7 @@ def clone(
     progress: bool = True,
     row_buckets: bool = False,
     gate_coef: float = 0.0,
+    freeze: Sequence[str] = (),
 ) -> dict:
     """Fit the actor to the teacher's actions and the critic to normalised returns.
 
@@ -186,12 +189,34 @@ def clone(
     With ``row_buckets`` each batch holds samples of similar table size, cut to the rows they use
     (:mod:`~mara_agents.mara.row_buckets`): much faster on mixed scenarios, the same loss per batch.
 
+    ``freeze`` names parts held fixed (:data:`~.frozen_parts.FROZEN_PARTS`, such as ``("encoder", "gate")``).
+
     Returns the final epoch's mean ``bc_loss``, ``gate_loss`` (0 unsupervised), ``bc_accuracy`` and
     ``value_loss``, and the returns' ``return_mean`` / ``return_std`` (PPO starts its value
     normalisation from them).
     """
+    with frozen(net, freeze) as trainable:
+        return _fit(net, demos, trainable, (num_nodes, max_tasks), epochs, batch_size, learning_rate, seed, progress,
+                    row_buckets, gate_coef)  # fmt: skip
+
+
+def _fit(
+    net: MARANet,
+    demos: Demonstrations,
+    trainable: list[torch.nn.Parameter],
+    sizes: tuple[int, int],
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    progress: bool,
+    row_buckets: bool,
+    gate_coef: float,
+) -> dict:
+    """:func:`clone`, stepping only ``trainable``; ``sizes`` is the critic's (M, K_max)."""
+    num_nodes, max_tasks = sizes
     generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
+    optimiser = torch.optim.Adam(trainable, lr=learning_rate, eps=1e-5)
     mean, std = float(demos.returns.mean()), float(demos.returns.std() + 1e-8)
     supervise_gate = check_gate_supervision(net, demos, gate_coef)
     paths = torch.as_tensor(demos.paths) if supervise_gate else None
@@ -200,15 +225,15 @@ def clone(
     steps = epochs * ((len(demos) + batch_size - 1) // batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0 - step / steps)
     bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
-    sizes = rows_needed(demos.obs, demos.states) if row_buckets else None
+    rows_used = rows_needed(demos.obs, demos.states) if row_buckets else None
     for _epoch in range(epochs):
         totals = np.zeros(4)
-        if sizes is None:
+        if rows_used is None:
             batches = torch.randperm(len(demos), generator=generator).split(batch_size)
         else:
-            batches = size_buckets(sizes, batch_size, generator)
+            batches = size_buckets(rows_used, batch_size, generator)
         for idx in batches:
-            rows = None if sizes is None else int(sizes[idx].max())
+            rows = None if rows_used is None else int(rows_used[idx].max())
             obs, states = demos.obs.batch(idx, rows), demos.states.batch(idx, rows)
             mask = masks[idx] if rows is None else masks[idx, : rows + 1]
             logits, gate = logits_and_gate_loss(net, obs, mask, None if paths is None else paths[idx])
@@ -217,7 +242,7 @@ def clone(
             value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()
             optimiser.zero_grad()
             (bc_loss + value_loss + gate_coef * gate).backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimiser.step()
             schedule.step()
             accuracy = float((logits.argmax(-1) == actions[idx]).float().mean())
