@@ -133,7 +133,6 @@ def training_config(train_args: str):
 def main() -> None:
     args = parse_args()
     net, env, extra = load_checkpoint(args.checkpoint)
-    args.out.mkdir(parents=True, exist_ok=True)
     if args.labels is not None:  # a refit: no play, one fit
         try:
             labels = GateLabels.load(args.labels)
@@ -142,6 +141,7 @@ def main() -> None:
             rounds = [{"labels": str(args.labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
+        args.out.mkdir(parents=True, exist_ok=True)  # only once the refit worked: a refusal leaves nothing
         save_checkpoint(net, args.out / "checkpoint.pt", env, {**extra, "gate_refit": str(args.labels)})
     else:
         config = training_config(args.train_args)
@@ -153,6 +153,8 @@ def main() -> None:
                 net = graft_gate_context(net)
             except (ValueError, AttributeError) as error:
                 raise SystemExit(f"--graft-gate-context: {args.checkpoint} cannot take it ({error})") from None
+        args.out.mkdir(parents=True, exist_ok=True)
+        if args.graft_gate_context:
             player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",

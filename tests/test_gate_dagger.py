@@ -138,6 +138,18 @@ def test_tune_gate_refits_on_saved_labels_without_playing(tmp_path):
     assert gate_agreement(refit, _labels(inputs, counts)) == pytest.approx(fitted["agreement_after"])
     bad = subprocess.run([*command[:-4], "--labels", str(checkpoint)], capture_output=True, text=True)
     assert bad.returncode != 0 and "--labels:" in bad.stderr and "not a file of gate labels (missing" in bad.stderr
+    bad_out = [*command[:4], "--out", str(tmp_path / "never"), "--labels", str(checkpoint)]
+    refused = subprocess.run(bad_out, capture_output=True, text=True)
+    assert refused.returncode == 1 and not (tmp_path / "never").exists()  # a refusal leaves no empty --out
+
+
+def test_tune_gate_refuses_a_graft_before_writing_anything(tmp_path):
+    checkpoint = save_checkpoint(SlotMARANet(width=16, layers=1, heads=2), tmp_path / "net.pt", {"forecaster": "wls"})
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
+               "--graft-gate-context", "--train-args", "--teacher best --quick"]  # fmt: skip
+    refused = subprocess.run(command, capture_output=True, text=True)
+    assert refused.returncode == 1 and "--graft-gate-context:" in refused.stderr and "cannot take it" in refused.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_tune_gate_fits_a_grafted_gate_that_reads_the_load(tmp_path):
