@@ -13,8 +13,9 @@ the teacher and the scenario distribution (training curves, seeds no evaluation 
 planner the teacher would follow, and refits the gate's layers on every round's labels so far; the
 rest of the network never changes (``mara_agents.mara.gate_dagger``). Writes into ``--out``:
 ``checkpoint.pt`` (the network with the fitted gate), ``labels.npz`` (every round's labels, with each
-slot's workload and cluster size, to refit or inspect without playing again) and ``report.json`` (per
-round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
+slot's workload and cluster size, to refit or inspect without playing again; they record the encoder
+whose slot tokens they hold, and a ``--labels`` refit of a network with another encoder is refused)
+and ``report.json`` (per round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
 ``--graft-gate-context`` also ``grafted.pt``, the copy with a gate that reads the arrival rate and
 ``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
@@ -136,6 +137,7 @@ def main() -> None:
     if args.labels is not None:  # a refit: no play, one fit
         try:
             labels = GateLabels.load(args.labels)
+            labels.check_reader(net)
             if args.teach_only is not None:
                 labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only)
             rounds = [{"labels": str(args.labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from mara_agents.mara.checkpoint import save_checkpoint
-from mara_agents.mara.frozen_parts import frozen, frozen_names
+from mara_agents.mara.frozen_parts import frozen, frozen_names, part_digest
 from mara_agents.mara.imitation import clone, collect_demonstrations
 from mara_agents.mara.slot_network import SlotMARANet
 
@@ -41,6 +41,8 @@ def test_clone_with_encoder_and_gate_frozen_moves_only_the_rest():
     assert held and not moved & held  # every held parameter is bit for bit as before
     assert {"row_hidden.weight", "turn_hidden.weight", "row_score.weight"} <= moved  # the turn heads did move
     assert all(value.requires_grad for value in net.parameters())  # restored after the fit
+    assert part_digest(net, "encoder") == part_digest(_net(), "encoder")  # gate labels made before still apply
+    assert part_digest(net, "gate") == part_digest(_net(), "gate")
 
 
 def test_requires_grad_is_restored_after_an_error():

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.gate_dagger import (
     GateLabels,
     fit_gate,
@@ -213,3 +214,27 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
              "--teach-only", "tabular,17-64"]  # fmt: skip
     refused = subprocess.run(alone, capture_output=True, text=True)
     assert refused.returncode == 2 and "--teach-only relabels saved --labels" in refused.stderr
+
+
+def test_labels_record_the_encoder_that_read_them_and_a_refit_of_another_is_refused(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", SMALL_ENV)
+    labels = label_own_play(checkpoint, SMALL_ENV, "best_shared", [0, 1], progress=False)
+    assert labels.reader == part_digest(_net(), "encoder") and len(labels.reader) == 16
+    labels.save(tmp_path / "labels.npz")
+    assert GateLabels.load(tmp_path / "labels.npz").reader == labels.reader  # kept on disk
+    labels.check_reader(_net())  # the same encoder: let through
+    other = _net()
+    with torch.no_grad():
+        other.slot_token.add_(1.0)  # another encoder, same widths
+    with pytest.raises(ValueError, match="read by another encoder"):
+        labels.check_reader(other)
+    fit_gate(other, _labels(labels.inputs, labels.counts), steps=3)  # a gate fit leaves the encoder as it was
+    with pytest.raises(ValueError, match="read by another encoder"):
+        labels.check_reader(other)
+    other_file = save_checkpoint(other, tmp_path / "other.pt", SMALL_ENV)
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(other_file), "--labels",
+               str(tmp_path / "labels.npz"), "--out", str(tmp_path / "o")]  # fmt: skip
+    refused = subprocess.run(command, capture_output=True, text=True)
+    assert refused.returncode == 1 and "--labels: the labels' slot tokens were read by another" in refused.stderr
+    assert not (tmp_path / "o").exists()
+    assert GateLabels.concatenate([labels, _labels(labels.inputs, labels.counts)]).reader == ""  # mixed: unknown

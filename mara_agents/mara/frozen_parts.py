@@ -9,6 +9,7 @@ a refit move only the turn heads: the row and idle scores and the gated skip pat
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -49,3 +50,14 @@ def frozen(net: nn.Module, parts: Sequence[str]) -> Iterator[list[nn.Parameter]]
     finally:
         for name, parameter in net.named_parameters():
             parameter.requires_grad_(before[name])
+
+
+def part_digest(net: nn.Module, part: str) -> str:
+    """A short fingerprint of ``net``'s parameters in ``part``: equal exactly when their names and values
+    are (gate labels keep the ``encoder``'s, so that a refit on them can tell whether the slot tokens they
+    hold are what the network to refit reads)."""
+    digest = hashlib.sha256()
+    for name in frozen_names(net, [part]):
+        digest.update(name.encode())
+        digest.update(net.get_parameter(name).detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]

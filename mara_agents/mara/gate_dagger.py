@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
@@ -54,6 +55,7 @@ class GateLabels:
     counts: np.ndarray  # (slots, 3): turns the teacher labelled srw, edf, uniform (GATE_PATHS order)
     workloads: np.ndarray  # (slots,) str
     nodes: np.ndarray  # (slots,) int: M
+    reader: str = ""  # frozen_parts.part_digest of the encoder that made the slot tokens ("": not recorded)
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -61,11 +63,25 @@ class GateLabels:
     @classmethod
     def concatenate(cls, parts: list[GateLabels]) -> GateLabels:
         fields = ("inputs", "counts", "workloads", "nodes")
-        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields))
+        readers = {part.reader for part in parts}
+        reader = readers.pop() if len(readers) == 1 else ""  # mixed readers: none can be vouched for
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields), reader=reader)
 
     def save(self, path: Path) -> None:
         """Write the labels to ``path`` (``.npz``, no pickles)."""
-        np.savez_compressed(path, inputs=self.inputs, counts=self.counts, workloads=self.workloads, nodes=self.nodes)
+        np.savez_compressed(path, inputs=self.inputs, counts=self.counts, workloads=self.workloads, nodes=self.nodes,
+                            reader=np.array(self.reader))  # fmt: skip
+
+    def check_reader(self, net: SlotMARANet) -> None:
+        """``ValueError`` if these labels' slot tokens came from an encoder other than ``net``'s (labels that
+        do not record theirs are let through)."""
+        own = part_digest(net, "encoder")
+        if self.reader and self.reader != own:
+            raise ValueError(
+                f"the labels' slot tokens were read by another encoder ({self.reader}, this network's is {own}): "
+                "refit the network that played them, or one whose encoder has not moved since "
+                "(a gate refit, or tune_actions.py --freeze encoder)"
+            )
 
     @classmethod
     def load(cls, path: Path) -> GateLabels:
@@ -78,7 +94,8 @@ class GateLabels:
         missing = {"inputs", "counts", "workloads", "nodes"} - set(arrays)
         if missing:
             raise ValueError(f"{path}: not a file of gate labels (missing {sorted(missing)})")
-        labels = cls(arrays["inputs"], arrays["counts"], arrays["workloads"], arrays["nodes"])
+        reader = str(arrays["reader"]) if "reader" in arrays else ""
+        labels = cls(arrays["inputs"], arrays["counts"], arrays["workloads"], arrays["nodes"], reader)
         slots = len(labels)
         shapes_agree = labels.inputs.ndim == 2 and labels.counts.shape == (slots, len(GATE_PATHS))
         if not (shapes_agree and len(labels.inputs) == len(labels.workloads) == len(labels.nodes) == slots):
@@ -126,6 +143,7 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
         np.asarray([counts[i] for i in kept], dtype=np.float32).reshape(-1, len(GATE_PATHS)),
         np.full(len(kept), settings.get("workload", ""), dtype="<U32"),
         np.full(len(kept), env.sim.config.num_nodes, dtype=np.int64),
+        part_digest(net, "encoder"),
     )
 
 
@@ -190,7 +208,7 @@ def keep_own_gate(
     with torch.no_grad():
         own = _path_weights(net, labels).numpy()
     counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True))
-    return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes)
+    return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes, labels.reader)
 
 
 def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3) -> dict[str, float]:
