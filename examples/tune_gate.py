@@ -3,7 +3,7 @@
     python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --out runs/t54_gate \\
         --train-args "--generalist --load-signal --gate-context"
     python examples/tune_gate.py --checkpoint runs/t54/warm_start.pt --labels runs/t54_gate/labels.npz \\
-        --steps 2000 --out runs/t54_refit        # refit on saved labels, no play
+        --steps 2000 --out runs/t54_refit        # refit on saved labels (one file or several), no play
     python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \\
         --graft-gate-context --out runs/gate_graft  # a gate that also reads the load, for a linear one
 
@@ -38,6 +38,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate, keep_own_gate  # noqa: E402
 from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
+from mara_agents.mara.slot_network import SlotMARANet  # noqa: E402
 from mara_agents.mara.teacher import parse_node_range  # noqa: E402
 from mara_env.workloads.registry import WORKLOADS  # noqa: E402
 
@@ -53,7 +54,12 @@ def parse_args() -> argparse.Namespace:
         default="--generalist",
         help="the train_mara.py flags of the run that made the checkpoint, one string (default: --generalist)",
     )
-    parser.add_argument("--labels", type=Path, help="fit once on this labels.npz of an earlier run (no play)")
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        nargs="+",
+        help="fit once on these labels.npz of earlier runs, joined (no play; each read by this network's encoder)",
+    )
     parser.add_argument("--episodes", type=int, default=200, help="scenarios played per round (default 200)")
     parser.add_argument("--rounds", type=int, default=2, help="label-and-fit rounds (default 2)")
     parser.add_argument("--steps", type=int, default=400, help="full-batch Adam steps per fit (default 400)")
@@ -136,15 +142,15 @@ def main() -> None:
     net, env, extra = load_checkpoint(args.checkpoint)
     if args.labels is not None:  # a refit: no play, one fit
         try:
-            labels = GateLabels.load(args.labels)
-            labels.check_reader(net)
+            labels = joined_labels(net, args.labels)
             if args.teach_only is not None:
                 labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only)
-            rounds = [{"labels": str(args.labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
+            named = ",".join(map(str, args.labels))
+            rounds = [{"labels": named, "slots": len(labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
         args.out.mkdir(parents=True, exist_ok=True)  # only once the refit worked: a refusal leaves nothing
-        save_checkpoint(net, args.out / "checkpoint.pt", env, {**extra, "gate_refit": str(args.labels)})
+        save_checkpoint(net, args.out / "checkpoint.pt", env, {**extra, "gate_refit": named})
     else:
         config = training_config(args.train_args)
         if config.teacher is None:
@@ -167,6 +173,19 @@ def main() -> None:
         workload, (low, high) = args.teach_only
         taught = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}
     write_report(args, rounds, "fitted gate", taught)
+
+
+def joined_labels(net: SlotMARANet, paths: list[Path]) -> GateLabels:
+    """The labels in ``paths``, joined; ``ValueError`` naming a file that cannot be read or that ``net``'s
+    gate cannot be fitted on (:meth:`~mara_agents.mara.gate_dagger.GateLabels.check_for`)."""
+    parts = []
+    for path in paths:
+        parts.append(GateLabels.load(path))
+        try:
+            parts[-1].check_for(net)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+    return GateLabels.concatenate(parts)
 
 
 def write_report(args: argparse.Namespace, rounds: list[dict], what: str, extra: dict | None = None) -> None:

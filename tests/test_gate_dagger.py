@@ -222,19 +222,44 @@ def test_labels_record_the_encoder_that_read_them_and_a_refit_of_another_is_refu
     assert labels.reader == part_digest(_net(), "encoder") and len(labels.reader) == 16
     labels.save(tmp_path / "labels.npz")
     assert GateLabels.load(tmp_path / "labels.npz").reader == labels.reader  # kept on disk
-    labels.check_reader(_net())  # the same encoder: let through
+    labels.check_for(_net())  # the same encoder: let through
     other = _net()
     with torch.no_grad():
         other.slot_token.add_(1.0)  # another encoder, same widths
     with pytest.raises(ValueError, match="read by another encoder"):
-        labels.check_reader(other)
+        labels.check_for(other)
     fit_gate(other, _labels(labels.inputs, labels.counts), steps=3)  # a gate fit leaves the encoder as it was
     with pytest.raises(ValueError, match="read by another encoder"):
-        labels.check_reader(other)
+        labels.check_for(other)
     other_file = save_checkpoint(other, tmp_path / "other.pt", SMALL_ENV)
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(other_file), "--labels",
                str(tmp_path / "labels.npz"), "--out", str(tmp_path / "o")]  # fmt: skip
     refused = subprocess.run(command, capture_output=True, text=True)
-    assert refused.returncode == 1 and "--labels: the labels' slot tokens were read by another" in refused.stderr
+    assert refused.returncode == 1 and "labels.npz: the labels' slot tokens were read by another" in refused.stderr
     assert not (tmp_path / "o").exists()
     assert GateLabels.concatenate([labels, _labels(labels.inputs, labels.counts)]).reader == ""  # mixed: unknown
+    with pytest.raises(ValueError, match="inputs of width 16, this network's gate reads 18"):
+        labels.check_for(_net(gate_context=True))
+
+
+def test_tune_gate_joins_several_label_files_and_names_the_one_that_does_not_fit(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    rng = np.random.default_rng(3)
+    counts = np.zeros((30, 3), np.float32)
+    counts[:, 1] = 1
+    for name in ("a", "b"):
+        _labels(rng.normal(size=(30, 16)).astype(np.float32), counts).save(tmp_path / f"{name}.npz")
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--steps", "50", "--labels",
+               str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]  # fmt: skip
+    done = subprocess.run([*command, "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fitted = json.loads((tmp_path / "o" / "report.json").read_text())["rounds"][0]
+    assert fitted["slots"] == 60 and fitted["labels"] == f"{tmp_path / 'a.npz'},{tmp_path / 'b.npz'}"
+    _labels(np.zeros((5, 18), np.float32), counts[:5]).save(tmp_path / "wide.npz")
+    refused = subprocess.run([*command, str(tmp_path / "wide.npz"), "--out", str(tmp_path / "p")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert (
+        refused.returncode == 1
+        and f"--labels: {tmp_path / 'wide.npz'}: the labels hold gate inputs of width 18" in (refused.stderr)
+    )
+    assert not (tmp_path / "p").exists()

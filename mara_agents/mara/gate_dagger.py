@@ -72,9 +72,14 @@ class GateLabels:
         np.savez_compressed(path, inputs=self.inputs, counts=self.counts, workloads=self.workloads, nodes=self.nodes,
                             reader=np.array(self.reader))  # fmt: skip
 
-    def check_reader(self, net: SlotMARANet) -> None:
-        """``ValueError`` if these labels' slot tokens came from an encoder other than ``net``'s (labels that
-        do not record theirs are let through)."""
+    def check_for(self, net: SlotMARANet) -> None:
+        """``ValueError`` unless ``net``'s gate reads inputs of these labels' width, and their slot tokens came
+        from ``net``'s encoder (labels that do not record theirs are let through on the width alone)."""
+        width = net.gate.in_features if net.gate_hidden is None else net.gate_hidden.in_features
+        if self.inputs.shape[1] != width:
+            raise ValueError(
+                f"the labels hold gate inputs of width {self.inputs.shape[1]}, this network's gate reads {width}"
+            )
         own = part_digest(net, "encoder")
         if self.reader and self.reader != own:
             raise ValueError(
