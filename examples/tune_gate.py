@@ -155,15 +155,14 @@ def main() -> None:
         config = training_config(args.train_args)
         if config.teacher is None:
             raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
-        player = args.checkpoint
         if args.graft_gate_context:
             try:
                 net = graft_gate_context(net)
             except (ValueError, AttributeError) as error:
                 raise SystemExit(f"--graft-gate-context: {args.checkpoint} cannot take it ({error})") from None
-        args.out.mkdir(parents=True, exist_ok=True)
-        if args.graft_gate_context:
-            player = save_checkpoint(net, args.out / "grafted.pt", env, extra)
+        args.out.mkdir(parents=True, exist_ok=True)  # only now: a refusal above leaves nothing
+        grafted = args.out / "grafted.pt"
+        player = save_checkpoint(net, grafted, env, extra) if args.graft_gate_context else args.checkpoint
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",

@@ -75,7 +75,7 @@ class GateLabels:
     def check_for(self, net: SlotMARANet) -> None:
         """``ValueError`` unless ``net``'s gate reads inputs of these labels' width, and their slot tokens came
         from ``net``'s encoder (labels that do not record theirs are let through on the width alone)."""
-        width = net.gate.in_features if net.gate_hidden is None else net.gate_hidden.in_features
+        width = gate_input_width(net)
         if self.inputs.shape[1] != width:
             raise ValueError(
                 f"the labels hold gate inputs of width {self.inputs.shape[1]}, this network's gate reads {width}"
@@ -110,6 +110,12 @@ class GateLabels:
         return labels
 
 
+def gate_input_width(net: SlotMARANet) -> int:
+    """How many numbers ``net``'s gate reads per slot: the slot token, and with a ``gate_context`` gate the
+    rate and ``log2 M`` after it."""
+    return net.gate.in_features if net.gate_hidden is None else net.gate_hidden.in_features
+
+
 def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> GateLabels:
     """One episode the policy in ``checkpoint`` plays, labelled per slot by ``teacher``."""
     checkpoint, base_env, teacher, seed, scenarios = job
@@ -142,9 +148,8 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
             counts[-1][path] += 1
         env.step(action)
     kept = [i for i, row in enumerate(counts) if row.sum() > 0]
-    width = net.gate.in_features if not context else net.gate_hidden.in_features
     return GateLabels(
-        np.asarray([inputs[i] for i in kept], dtype=np.float32).reshape(-1, width),
+        np.asarray([inputs[i] for i in kept], dtype=np.float32).reshape(-1, gate_input_width(net)),
         np.asarray([counts[i] for i in kept], dtype=np.float32).reshape(-1, len(GATE_PATHS)),
         np.full(len(kept), settings.get("workload", ""), dtype="<U32"),
         np.full(len(kept), env.sim.config.num_nodes, dtype=np.int64),
