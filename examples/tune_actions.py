@@ -14,7 +14,9 @@ first data set; without it the refit drifts where its scenarios are few). Writes
 ``grafted.pt``) and ``report.json`` (per round: turns, the policy's completion
 on its own episodes, the fit's loss and agreement, seconds). Judge the result with
 ``benchmarks/generalisation.py`` and ``benchmarks/mara_agreement.py``. ``--freeze encoder gate`` refits the
-turn heads alone: the gate keeps the slot token it was fitted to.
+turn heads alone: the gate keeps the slot token it was fitted to. ``--path-weight edf 3`` counts each turn
+whose label followed ``edf``'s rule three times in the cloning loss; the report gives the fit's accuracy on
+each rule's turns.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa
 from mara_agents.mara.frozen_parts import FROZEN_PARTS, frozen_names  # noqa: E402
 from mara_agents.mara.imitation import Demonstrations, collect_demonstrations  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
+from mara_agents.mara.path_weighting import check_path_weights  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes, warm_start_seeds  # noqa: E402
 from mara_agents.mara.scenarios import Padding, ScenarioSampler  # noqa: E402
+from mara_agents.mara.slot_network import GATE_PATHS  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -79,10 +83,36 @@ def parse_args() -> argparse.Namespace:
         help=f"parts every refit holds fixed, of {', '.join(FROZEN_PARTS)} (default: none); 'encoder gate' "
         "moves only the turn heads, so the gate keeps reading the slot token it was fitted to",
     )
+    parser.add_argument(
+        "--path-weight",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("RULE", "WEIGHT"),
+        help=f"weigh the cloning loss of turns whose label followed RULE (one of {', '.join(GATE_PATHS)}) by WEIGHT "
+        "(> 0; others weigh 1); repeat for several rules (mara_agents.mara.path_weighting)",
+    )
     args = checked_args(parser, ("episodes", "rounds", "epochs", "jobs"))
     if args.anchor_episodes < 0:
         parser.error(f"--anchor-episodes must be >= 0, got {args.anchor_episodes}")
+    args.path_weight = parsed_path_weights(parser, args.path_weight)
     return args
+
+
+def parsed_path_weights(parser: argparse.ArgumentParser, pairs: list[list[str]]) -> dict[str, float]:
+    """``--path-weight`` pairs as ``{rule: weight}``; a parser error naming a bad or repeated rule or weight."""
+    weights: dict[str, float] = {}
+    for path, text in pairs:
+        if path in weights:
+            parser.error(f"--path-weight: {path!r} is given twice")
+        try:
+            weights[path] = float(text)
+        except ValueError:
+            parser.error(f"--path-weight {path}: the weight must be a number, got {text!r}")
+    try:
+        return check_path_weights(weights)
+    except ValueError as error:
+        parser.error(f"--path-weight: {error}")
 
 
 def padded_shape(env: dict, scenarios: ScenarioSampler | None) -> tuple[int, int]:
@@ -133,10 +163,12 @@ def main() -> None:
     rounds = action_rounds(
         net, player, config.teacher, scenarios, args.out / "checkpoint.pt", batch_sizes(config),
         args.rounds, args.episodes, args.epochs, args.learning_rate, config.gate_coef, config.row_buckets, args.jobs,
-        anchor=anchor, freeze=args.freeze,
+        anchor=anchor, freeze=args.freeze, path_weights=args.path_weight,
     )  # fmt: skip
     extra = {"anchor_episodes": args.anchor_episodes, "anchor_args": args.anchor_args} if anchor is not None else {}
-    write_report(args, rounds, "refitted policy", {**extra, "freeze": args.freeze} if args.freeze else extra)
+    extra |= {"freeze": args.freeze} if args.freeze else {}
+    extra |= {"path_weights": args.path_weight} if args.path_weight else {}
+    write_report(args, rounds, "refitted policy", extra)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.imitation import Demonstrations, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
+from mara_agents.mara.path_weighting import check_path_weights
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import SlotMARANet
 
@@ -84,6 +85,7 @@ def action_rounds(
     progress: bool = True,
     anchor: Demonstrations | None = None,
     freeze: Sequence[str] = (),
+    path_weights: Mapping[str, float] | None = None,
 ) -> list[dict[str, float]]:
     """``rounds`` of DAgger on ``net`` (in place), whose weights are in ``checkpoint`` (the first round's
     player; its env is the one played). Each round plays ``episodes`` new scenarios with the network
@@ -94,9 +96,11 @@ def action_rounds(
     ``anchor``, the teacher's own episodes (such as the warm start's), joins every refit, as the original
     DAgger aggregates its first data set: without it a refit on a few own-play scenarios drifts wherever
     they are few (docs/mara_policy.md, the fifty-ninth run). ``freeze`` names parts every refit holds fixed
-    (:data:`~.frozen_parts.FROZEN_PARTS`)."""
+    (:data:`~.frozen_parts.FROZEN_PARTS`); ``path_weights`` weighs the turns of each named rule in the cloning
+    loss (:mod:`~.path_weighting`), and is checked before any play."""
     if rounds < 1 or episodes < 1 or epochs < 1:
         raise ValueError(f"rounds, episodes and epochs must be >= 1, got {rounds}, {episodes} and {epochs}")
+    path_weights = check_path_weights(path_weights or {})
     _, env, extra = load_checkpoint(Path(checkpoint))
     player, parts, report = Path(checkpoint), [], []
     anchored = [] if anchor is None else [anchor]
@@ -107,7 +111,7 @@ def action_rounds(
         every = Demonstrations.concatenate([*anchored, *parts])
         stats = clone(
             net, every, *sizes, epochs, learning_rate=learning_rate, seed=index, progress=progress,
-            row_buckets=row_buckets, gate_coef=gate_coef, freeze=freeze,
+            row_buckets=row_buckets, gate_coef=gate_coef, freeze=freeze, path_weights=path_weights,
         )  # fmt: skip
         player = save_checkpoint(net, save_to, env, {**extra, "action_dagger_rounds": index + 1})
         report.append({

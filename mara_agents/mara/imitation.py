@@ -10,7 +10,7 @@ regression to the returns, so that PPO starts from a sensible policy *and* a cri
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.frozen_parts import frozen
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.packed_vectors import PackedVectors, joined
+from mara_agents.mara.path_weighting import accuracy_by_path, turn_weights
 from mara_agents.mara.row_buckets import rows_needed, size_buckets
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
@@ -180,6 +181,7 @@ def clone(
     row_buckets: bool = False,
     gate_coef: float = 0.0,
     freeze: Sequence[str] = (),
+    path_weights: Mapping[str, float] | None = None,
 ) -> dict:
     """Fit the actor to the teacher's actions and the critic to normalised returns.
 
@@ -190,14 +192,18 @@ def clone(
     (:mod:`~mara_agents.mara.row_buckets`): much faster on mixed scenarios, the same loss per batch.
 
     ``freeze`` names parts held fixed (:data:`~.frozen_parts.FROZEN_PARTS`, such as ``("encoder", "gate")``).
+    ``path_weights`` weighs each turn's cloning loss by the rule its label followed (``{"edf": 3.0}``;
+    :mod:`~.path_weighting`); other turns weigh 1.
 
     Returns the final epoch's mean ``bc_loss``, ``gate_loss`` (0 unsupervised), ``bc_accuracy`` and
-    ``value_loss``, and the returns' ``return_mean`` / ``return_std`` (PPO starts its value
-    normalisation from them).
+    ``value_loss``, the returns' ``return_mean`` / ``return_std`` (PPO starts its value normalisation from
+    them) and, for demonstrations with ``paths``, the final epoch's accuracy on each rule's turns
+    (``accuracy_srw``, ``accuracy_edf``, ``accuracy_uniform``).
     """
+    weights = turn_weights(demos.paths, path_weights or {})
     with frozen(net, freeze) as trainable:
         return _fit(net, demos, trainable, (num_nodes, max_tasks), epochs, batch_size, learning_rate, seed, progress,
-                    row_buckets, gate_coef)  # fmt: skip
+                    row_buckets, gate_coef, weights)  # fmt: skip
 
 
 def _fit(
@@ -212,8 +218,10 @@ def _fit(
     progress: bool,
     row_buckets: bool,
     gate_coef: float,
+    weights: torch.Tensor | None,
 ) -> dict:
-    """:func:`clone`, stepping only ``trainable``; ``sizes`` is the critic's (M, K_max)."""
+    """:func:`clone`, stepping only ``trainable``; ``sizes`` is the critic's (M, K_max); ``weights`` per turn
+    (``None``: all alike)."""
     num_nodes, max_tasks = sizes
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.Adam(trainable, lr=learning_rate, eps=1e-5)
@@ -226,6 +234,7 @@ def _fit(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1.0 - step / steps)
     bar = tqdm(total=steps, desc="behaviour cloning", disable=not progress)
     rows_used = rows_needed(demos.obs, demos.states) if row_buckets else None
+    correct = np.zeros(len(demos), dtype=bool)  # per turn, in the latest epoch
     for _epoch in range(epochs):
         totals = np.zeros(4)
         if rows_used is None:
@@ -238,14 +247,16 @@ def _fit(
             mask = masks[idx] if rows is None else masks[idx, : rows + 1]
             logits, gate = logits_and_gate_loss(net, obs, mask, None if paths is None else paths[idx])
             logits = logits.clamp(min=-1e9)  # masked logits stay finite
-            bc_loss = torch.nn.functional.cross_entropy(logits, actions[idx])
+            bc_loss = cloning_loss(logits, actions[idx], None if weights is None else weights[idx])
             value_loss = 0.5 * ((net.value(states, num_nodes, max_tasks) - targets[idx]) ** 2).mean()
             optimiser.zero_grad()
             (bc_loss + value_loss + gate_coef * gate).backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimiser.step()
             schedule.step()
-            accuracy = float((logits.argmax(-1) == actions[idx]).float().mean())
+            hits = logits.argmax(-1) == actions[idx]
+            correct[idx.numpy()] = hits.numpy()
+            accuracy = float(hits.float().mean())
             totals += np.array([bc_loss.item(), accuracy, value_loss.item(), gate.item()]) * idx.numel()
             bar.update()
         bar.set_postfix(acc=f"{totals[1] / len(demos):.3f}")
@@ -258,4 +269,14 @@ def _fit(
         "value_loss": value_loss,
         "return_mean": mean,
         "return_std": std,
+        **({} if demos.paths is None else accuracy_by_path(correct, demos.paths)),
     }
+
+
+def cloning_loss(logits: torch.Tensor, actions: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """Cross-entropy of ``logits`` against the teacher's ``actions``: the mean, or the ``weights``-weighted
+    mean (each turn counts as its weight)."""
+    if weights is None:
+        return torch.nn.functional.cross_entropy(logits, actions)
+    losses = torch.nn.functional.cross_entropy(logits, actions, reduction="none")
+    return (losses * weights).sum() / weights.sum()
