@@ -12,8 +12,9 @@ load from the rest of the state does not.
 
 With ``--own-play`` the checkpoint plays the episodes itself (``--seeds`` of them per load) and the report
 gives, per band of slots (``--bands``), the share of slots with a task where the ``srw`` path led (had the
-largest weight), its mean weight and the mean observed arrival rate: the states a student reaches on its
-own may not be the teacher's.
+largest weight), its mean weight, the mean observed arrival rate, and the share where the gate led the path
+``load_switch``'s rule names for the slot (the teacher of big ``tabular`` clusters): the states a student
+reaches on its own may not be the teacher's.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint
-from mara_agents.mara.slot_network import SlotMARANet
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE
 from mara_agents.registry import load_agent
 from mara_agents.stats import format_table
 from mara_env.env import live_turns
@@ -67,8 +70,12 @@ def gate_at_rate(net: SlotMARANet, vector, rate: float) -> tuple[float, float]:
 
 
 def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -> list[list[str]]:
-    """Rows ``[load, slots, slots with a task, srw led, mean srw weight, mean rate]`` per band of slots of
-    episodes ``net`` plays (validation seeds from :data:`VALIDATION_SEED`)."""
+    """Rows ``[load, slots, slots with a task, srw led, mean srw weight, mean rate, rule's path led, rule
+    srw / edf / uniform]`` per band of slots of episodes ``net`` plays (validation seeds from
+    :data:`VALIDATION_SEED`): the last two are the share of slots where the gate led the path
+    ``load_switch``'s rule names (:func:`~mara_agents.mara.rule_gate.load_switch_path`), and the rule's
+    shares of the three paths."""
+    from mara_agents.mara.rule_gate import load_switch_path
     from mara_agents.mara.scheduler import MARAScheduler
 
     scheduler = MARAScheduler(net, trained_env={"forecaster": env_kwargs["forecaster"]})
@@ -82,9 +89,11 @@ def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -
             action = scheduler.act(observation, agent)
             parts = scheduler.slot_parts
             if env.slot.turn == 0 and parts is not None and observation["action_mask"][1:].any():
-                edf = 1.0 - parts.gate - parts.uniform_gate
-                rate = float(observation["observation"][rate_position(observation["observation"])])
-                seen.append((env.sim.slot, parts.gate, parts.gate > max(edf, parts.uniform_gate), rate))
+                weights = (parts.gate, 1.0 - parts.gate - parts.uniform_gate, parts.uniform_gate)
+                vector = observation["observation"]
+                rule = GATE_PATHS.index(load_switch_path(vector))
+                seen.append((env.sim.slot, parts.gate, int(np.argmax(weights)) == 0,
+                             float(vector[rate_position(vector)]), int(np.argmax(weights)) == rule, rule))  # fmt: skip
             env.step(action)
     rows = []
     for low, high in zip(bands, bands[1:]):
@@ -92,8 +101,10 @@ def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -
         share = sum(row[2] for row in band) / max(len(band), 1)
         weight = sum(row[1] for row in band) / max(len(band), 1)
         rate = sum(row[3] for row in band) / max(len(band), 1)
+        followed = sum(row[4] for row in band) / max(len(band), 1)
+        rules = " / ".join(f"{sum(row[5] == path for row in band) / max(len(band), 1):.2f}" for path in range(3))
         rows.append([env_kwargs["load"], f"{low}-{high - 1}", str(len(band)), f"{share:.2f}", f"{weight:.2f}",
-                     f"{rate:.3f}"])  # fmt: skip
+                     f"{rate:.3f}", f"{followed:.2f}", rules])  # fmt: skip
     return rows
 
 
@@ -131,10 +142,13 @@ def main() -> None:
         note = (
             f"The gate of `{args.checkpoint}` on its own play of `{args.workload}` at M = {args.nodes} ({args.seeds} "
             f"validation episodes per load from seed {VALIDATION_SEED:,}, {args.horizon} slots), per band of slots: "
-            f"the slots with a task, the share where the `srw` path led, its mean weight, and the mean observed "
-            f"`arrival_rate`; {time.perf_counter() - start:.0f} s."
+            f"the slots with a task, the share where the `srw` path led, its mean weight, the mean observed "
+            f"`arrival_rate`, the share where the gate led the path `load_switch`'s rule names (`srw` up to a rate "
+            f"of {LOAD_SWITCH_RATE}, then `edf` while the tasks fit the table, `uniform` once some wait), and the "
+            f"rule's shares of the three paths; {time.perf_counter() - start:.0f} s."
         )
-        header = ["load", "slots", "slots with a task", "srw led", "srw weight", "arrival rate"]
+        header = ["load", "slots", "slots with a task", "srw led", "srw weight", "arrival rate", "rule's path led",
+                  "rule srw / edf / uniform"]  # fmt: skip
         records = [dict(zip(header, row)) for row in rows]
         finish(args.out, note + "\n\n" + format_table(header, rows), records)
         return
