@@ -17,7 +17,8 @@ slot's workload and cluster size, to refit or inspect without playing again; the
 whose slot tokens they hold, and a ``--labels`` refit of a network with another encoder is refused)
 and ``report.json`` (per round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
 ``--graft-gate-context`` also ``grafted.pt``, the copy with a gate that reads the arrival rate and
-``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player. Judge the result with
+``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player. ``--first-episode N`` starts the
+rounds at the N-th gate scenario, so a DAgger round on another network's play meets new scenarios. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
 
@@ -36,7 +37,13 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from mara_agents.mara.gate_dagger import GateLabels, dagger_rounds, fit_gate, keep_own_gate  # noqa: E402
+from mara_agents.mara.gate_dagger import (  # noqa: E402
+    GATE_SEED_SPAN,
+    GateLabels,
+    dagger_rounds,
+    fit_gate,
+    keep_own_gate,
+)
 from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
 from mara_agents.mara.slot_network import SlotMARANet  # noqa: E402
 from mara_agents.mara.teacher import parse_node_range  # noqa: E402
@@ -66,6 +73,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--jobs", type=int, default=2, help="processes that play episodes (default 2)")
     parser.add_argument(
+        "--first-episode",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play the gate scenarios from the N-th on (default 0), so a further DAgger round on another network's "
+        "play meets scenarios no earlier round played",
+    )
+    parser.add_argument(
         "--graft-gate-context",
         action="store_true",
         help="fit a copy whose gate is a tanh layer that also reads the arrival rate and log2 M "
@@ -90,6 +105,11 @@ def parse_args() -> argparse.Namespace:
         args.teach_only = parse_teach_only(parser, args.teach_only)
     elif args.teach_planners_only:
         parser.error("--teach-planners-only needs --teach-only")
+    if args.first_episode and args.labels is not None:
+        parser.error("--first-episode chooses the scenarios to play: saved --labels play none")
+    if not 0 <= args.first_episode <= GATE_SEED_SPAN - args.rounds * args.episodes:
+        parser.error(f"--first-episode must lie in [0, {GATE_SEED_SPAN - args.rounds * args.episodes:,}] for "
+                     f"--rounds x --episodes scenarios, got {args.first_episode}")  # fmt: skip
     if args.graft_gate_context and args.labels is not None:
         parser.error("--graft-gate-context plays new labels: saved --labels were read by the linear gate")
     return args
@@ -166,8 +186,9 @@ def main() -> None:
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
+            first_episode=args.first_episode,
         )  # fmt: skip
-    taught = None
+    taught = {"first_episode": args.first_episode} if args.first_episode else {}
     if args.teach_only is not None:
         workload, (low, high) = args.teach_only
         taught = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}

@@ -11,13 +11,18 @@ import numpy as np
 import pytest
 import torch
 
+from mara_agents.mara.action_dagger import ACTION_SEED_BASE
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.gate_dagger import (
+    GATE_SEED_BASE,
+    GATE_SEED_SPAN,
     GateLabels,
+    dagger_rounds,
     fit_gate,
     gate_agreement,
     gate_cross_entropy,
+    gate_seeds,
     keep_own_gate,
     label_own_play,
 )
@@ -263,3 +268,32 @@ def test_tune_gate_joins_several_label_files_and_names_the_one_that_does_not_fit
         and f"--labels: {tmp_path / 'wide.npz'}: the labels hold gate inputs of width 18" in (refused.stderr)
     )
     assert not (tmp_path / "p").exists()
+
+
+def test_gate_rounds_can_start_at_a_later_scenario_and_stay_below_the_action_seeds(tmp_path):
+    assert gate_seeds(3, 2) == [GATE_SEED_BASE + 3, GATE_SEED_BASE + 4]
+    assert GATE_SEED_BASE + GATE_SEED_SPAN == ACTION_SEED_BASE  # the two kinds of rounds never share a scenario
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    dagger_rounds(_net(), checkpoint, SMALL_ENV, "best_shared", None, tmp_path / "fit.pt", rounds=1, episodes=1,
+                  steps=1, jobs=1, progress=False, labels_to=tmp_path / "labels.npz", first_episode=1)  # fmt: skip
+    played = GateLabels.load(tmp_path / "labels.npz")
+    expected = label_own_play(checkpoint, SMALL_ENV, "best_shared", [GATE_SEED_BASE + 1], progress=False)
+    np.testing.assert_array_equal(played.inputs, expected.inputs)
+    first = label_own_play(checkpoint, SMALL_ENV, "best_shared", [GATE_SEED_BASE], progress=False)
+    assert first.inputs.shape != played.inputs.shape or not np.array_equal(first.inputs, played.inputs)
+    for bad in (-1, GATE_SEED_SPAN):
+        with pytest.raises(ValueError, match="first_episode must lie in"):
+            dagger_rounds(_net(), checkpoint, SMALL_ENV, "best_shared", None, tmp_path / "x.pt", rounds=1, episodes=1,
+                          first_episode=bad)  # fmt: skip
+
+
+def test_tune_gate_refuses_a_first_episode_with_saved_labels_or_out_of_range(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    script = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o")]
+    for flags, message in (
+        (["--first-episode", "5", "--labels", str(tmp_path / "l.npz")], "saved --labels play none"),
+        (["--first-episode", "-1"], "--first-episode must lie in [0,"),
+    ):
+        done = subprocess.run([*script, *flags], capture_output=True, text=True)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()

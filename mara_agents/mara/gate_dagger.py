@@ -43,6 +43,7 @@ from mara_env.env import live_turns, raw_env
 from mara_env.observation import layout_of
 
 GATE_SEED_BASE = TRAINING_SEED_BASE + 800_000_000  # above rollouts, demonstrations and selector plays
+GATE_SEED_SPAN = 100_000_000  # the gate rounds' seeds end where the action rounds' begin (+900,000,000)
 UNIFORM = GATE_PATHS.index("uniform")
 
 
@@ -257,19 +258,26 @@ def dagger_rounds(
     jobs: int = 2,
     progress: bool = True,
     labels_to: Path | None = None,
+    first_episode: int = 0,
 ) -> list[dict[str, float]]:
     """``rounds`` of :func:`label_own_play` and :func:`fit_gate` on ``net`` (in place), whose weights are
     in ``checkpoint`` (the first round's player). Each round plays ``episodes`` new scenarios with the
     gate fitted so far (written to ``save_to``, keeping ``checkpoint``'s env and extra records) and refits on
     every round's labels (all of them written to ``labels_to`` after each round, if given); per round, its
-    labelled slots, the fit's statistics and seconds."""
+    labelled slots, the fit's statistics and seconds. The rounds play the gate seeds from ``first_episode``
+    on (:func:`gate_seeds`), so a later call can play scenarios no earlier one did."""
     if rounds < 1 or episodes < 1:
         raise ValueError(f"rounds and episodes must be >= 1, got {rounds} and {episodes}")
+    if not 0 <= first_episode <= GATE_SEED_SPAN - rounds * episodes:
+        raise ValueError(
+            f"first_episode must lie in [0, {GATE_SEED_SPAN - rounds * episodes:,}] for {rounds} rounds of {episodes} "
+            f"episodes (the gate seeds end where the action rounds' begin), got {first_episode}"
+        )
     _, env, extra = load_checkpoint(Path(checkpoint))
     player, labels, report = Path(checkpoint), [], []
     for index in range(rounds):
         began = time.perf_counter()
-        seeds = list(range(GATE_SEED_BASE + index * episodes, GATE_SEED_BASE + (index + 1) * episodes))
+        seeds = gate_seeds(first_episode + index * episodes, episodes)
         labels.append(label_own_play(player, env_kwargs, teacher, seeds, scenarios, jobs, progress))
         every = GateLabels.concatenate(labels)
         if labels_to is not None:
@@ -279,3 +287,8 @@ def dagger_rounds(
         report.append({"round": index + 1, "slots": len(labels[-1]), **stats,
                        "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
     return report
+
+
+def gate_seeds(first_episode: int, episodes: int) -> list[int]:
+    """The seeds of ``episodes`` gate-labelling scenarios from the ``first_episode``-th on."""
+    return list(range(GATE_SEED_BASE + first_episode, GATE_SEED_BASE + first_episode + episodes))
