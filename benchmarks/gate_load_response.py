@@ -89,11 +89,11 @@ def own_play(net: SlotMARANet, env_kwargs: dict, seeds: int, bands: list[int]) -
             action = scheduler.act(observation, agent)
             parts = scheduler.slot_parts
             if env.slot.turn == 0 and parts is not None and observation["action_mask"][1:].any():
-                weights = (parts.gate, 1.0 - parts.gate - parts.uniform_gate, parts.uniform_gate)
                 vector = observation["observation"]
+                led = int(np.argmax((parts.gate, 1.0 - parts.gate - parts.uniform_gate, parts.uniform_gate)))
                 rule = GATE_PATHS.index(load_switch_path(vector))
-                seen.append((env.sim.slot, parts.gate, int(np.argmax(weights)) == 0,
-                             float(vector[rate_position(vector)]), int(np.argmax(weights)) == rule, rule))  # fmt: skip
+                rate = float(vector[rate_position(vector)])
+                seen.append((env.sim.slot, parts.gate, led == 0, rate, led == rule, rule))
             env.step(action)
     rows = []
     for low, high in zip(bands, bands[1:]):

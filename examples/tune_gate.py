@@ -38,8 +38,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.gate_dagger import (  # noqa: E402
-    GATE_SEED_SPAN,
     GateLabels,
+    check_first_episode,
     dagger_rounds,
     fit_gate,
     keep_own_gate,
@@ -107,9 +107,10 @@ def parse_args() -> argparse.Namespace:
         parser.error("--teach-planners-only needs --teach-only")
     if args.first_episode and args.labels is not None:
         parser.error("--first-episode chooses the scenarios to play: saved --labels play none")
-    if not 0 <= args.first_episode <= GATE_SEED_SPAN - args.rounds * args.episodes:
-        parser.error(f"--first-episode must lie in [0, {GATE_SEED_SPAN - args.rounds * args.episodes:,}] for "
-                     f"--rounds x --episodes scenarios, got {args.first_episode}")  # fmt: skip
+    try:
+        check_first_episode(args.first_episode, args.rounds, args.episodes, name="--first-episode")
+    except ValueError as error:
+        parser.error(str(error))
     if args.graft_gate_context and args.labels is not None:
         parser.error("--graft-gate-context plays new labels: saved --labels were read by the linear gate")
     return args
@@ -188,11 +189,11 @@ def main() -> None:
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
             first_episode=args.first_episode,
         )  # fmt: skip
-    taught = {"first_episode": args.first_episode} if args.first_episode else {}
-    if args.teach_only is not None:
+    recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
+    if args.teach_only is not None:  # a --labels refit
         workload, (low, high) = args.teach_only
-        taught = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}
-    write_report(args, rounds, "fitted gate", taught)
+        recorded = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}
+    write_report(args, rounds, "fitted gate", recorded)
 
 
 def joined_labels(net: SlotMARANet, paths: list[Path]) -> GateLabels:

@@ -103,7 +103,11 @@ class EDFUniformScheduler(HeuristicScheduler):
         """Whether the tasks in the system outnumber ``crowd`` times the table's rows."""
         return tasks_in_system(obs) > self.crowd * obs.layout.max_tasks
 
+    def path(self, obs: DecodedObservation) -> str:
+        """The rule this scheduler follows on ``obs``: ``"uniform"`` when crowded, else ``"edf"``."""
+        return "uniform" if self.crowded(obs) else "edf"
+
     def choose(self, obs: DecodedObservation, allowed: np.ndarray) -> int:
-        self.last_path = "uniform" if self.crowded(obs) else "edf"
+        self.last_path = self.path(obs)
         keys = fair_share_keys(obs) if self.last_path == "uniform" else deadline_keys(obs)
         return pick_by_keys(allowed, *keys)

@@ -51,7 +51,7 @@ def test_the_rule_names_load_switchs_path_and_the_pinned_paths_replay_it(tmp_pat
     for observation, action, path in _load_switch_turns(seed, load):
         assert player.act(observation, "node_0") == action
         if path is not None:
-            assert load_switch_path(observation["observation"], RATE) == path
+            assert load_switch_path(observation["observation"], LoadSwitchScheduler(rate=RATE)) == path
             assert (player.slot_parts.gate, player.slot_parts.uniform_gate) == PINNED_GATE[path]
             seen.add(path)
     assert seen == {"srw", "edf", "uniform"}  # every rule was played and replayed

@@ -268,11 +268,7 @@ def dagger_rounds(
     on (:func:`gate_seeds`), so a later call can play scenarios no earlier one did."""
     if rounds < 1 or episodes < 1:
         raise ValueError(f"rounds and episodes must be >= 1, got {rounds} and {episodes}")
-    if not 0 <= first_episode <= GATE_SEED_SPAN - rounds * episodes:
-        raise ValueError(
-            f"first_episode must lie in [0, {GATE_SEED_SPAN - rounds * episodes:,}] for {rounds} rounds of {episodes} "
-            f"episodes (the gate seeds end where the action rounds' begin), got {first_episode}"
-        )
+    check_first_episode(first_episode, rounds, episodes)
     _, env, extra = load_checkpoint(Path(checkpoint))
     player, labels, report = Path(checkpoint), [], []
     for index in range(rounds):
@@ -287,6 +283,17 @@ def dagger_rounds(
         report.append({"round": index + 1, "slots": len(labels[-1]), **stats,
                        "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
     return report
+
+
+def check_first_episode(first_episode: int, rounds: int, episodes: int, name: str = "first_episode") -> None:
+    """``ValueError`` (naming the value ``name``) unless ``rounds`` of ``episodes`` gate scenarios from the
+    ``first_episode``-th on stay within the gate seeds, which end where the action rounds' begin."""
+    last = GATE_SEED_SPAN - rounds * episodes
+    if not 0 <= first_episode <= last:
+        raise ValueError(
+            f"{name} must lie in [0, {last:,}] for {rounds} rounds of {episodes} episodes (the gate seeds "
+            f"end where the action rounds' begin), got {first_episode}"
+        )
 
 
 def gate_seeds(first_episode: int, episodes: int) -> list[int]:

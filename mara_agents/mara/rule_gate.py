@@ -20,24 +20,21 @@ from pathlib import Path
 
 import numpy as np
 
-from mara_agents.heuristics import EDFUniformScheduler
 from mara_agents.mara.numpy_actor import SlotParts
 from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
 from mara_agents.mara.slot_network import SlotMARANet
-from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE
+from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE, LoadSwitchScheduler
 from mara_env.observation import decode
 
 # the gate's (srw weight, uniform weight) that puts all the weight on each path; edf has the rest
 PINNED_GATE = {"srw": (1.0, 0.0), "edf": (0.0, 0.0), "uniform": (0.0, 1.0)}
-_EDF_UNIFORM = EDFUniformScheduler()  # its default crowding threshold; only ``crowded`` is asked of it
+_DEFAULT_RULE = LoadSwitchScheduler()  # at LOAD_SWITCH_RATE; only its stateless slot_path is asked of it
 
 
-def load_switch_path(vector: np.ndarray, rate: float = LOAD_SWITCH_RATE) -> str:
-    """The skip path ``load_switch`` follows in the slot of observation ``vector``."""
-    observation = decode(vector)
-    if observation.globals["arrival_rate"] <= rate:
-        return "srw"
-    return "uniform" if _EDF_UNIFORM.crowded(observation) else "edf"
+def load_switch_path(vector: np.ndarray, rule: LoadSwitchScheduler = _DEFAULT_RULE) -> str:
+    """The skip path ``rule`` (``load_switch`` at its default rate unless given) follows in the slot of
+    observation ``vector``."""
+    return rule.slot_path(decode(vector))
 
 
 class RuleGatedScheduler(MARAScheduler):
@@ -48,8 +45,7 @@ class RuleGatedScheduler(MARAScheduler):
     def __init__(
         self, checkpoint: str | Path = GENERALIST_CHECKPOINT, seed: int | None = 0, rate: float = LOAD_SWITCH_RATE
     ) -> None:
-        if not (np.isfinite(rate) and rate > 0):
-            raise ValueError(f"rate must be a finite number of tasks per slot and node, > 0; got {rate!r}")
+        rule = LoadSwitchScheduler(rate=rate)  # refuses a bad rate before the checkpoint is read
         super().__init__(checkpoint, deterministic=True, seed=seed)
         config = getattr(self.net, "config", {})
         if not isinstance(self.net, SlotMARANet) or not (config.get("planner_hints") and config.get("uniform_pick")):
@@ -59,7 +55,7 @@ class RuleGatedScheduler(MARAScheduler):
 
         def encode(vector: np.ndarray) -> SlotParts:
             parts = learned(vector)
-            parts.gate, parts.uniform_gate = PINNED_GATE[load_switch_path(vector, rate)]
+            parts.gate, parts.uniform_gate = PINNED_GATE[load_switch_path(vector, rule)]
             return parts
 
         self._encoder = encode

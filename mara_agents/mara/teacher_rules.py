@@ -46,6 +46,11 @@ class PlannerSwitchScheduler(ObservationScheduler):
         """The planner of a new slot, ``"srw"`` or ``"edf_uniform"``."""
         raise NotImplementedError
 
+    def slot_path(self, obs: DecodedObservation) -> str:
+        """The rule a slot starting at ``obs`` is played by, ``"srw"``, ``"edf"`` or ``"uniform"`` (no state
+        changes: a diagnostic may ask it of any observation)."""
+        return "srw" if self.slot_planner(obs) == "srw" else self.edf_uniform.path(obs)
+
     def planner(self, obs: DecodedObservation) -> str:
         """The planner this turn plays: :meth:`slot_planner`'s at a slot's first turn, kept for the slot."""
         if obs.globals["time"] != self.slot_time:
