@@ -6,6 +6,8 @@
         --steps 2000 --out runs/t54_refit        # refit on saved labels (one file or several), no play
     python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \\
         --graft-gate-context --out runs/gate_graft  # a gate that also reads the load, for a linear one
+    python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \
+        --graft-gate-rule --out runs/gate_rule  # a gate that also reads load_switch's choice of path
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
@@ -17,7 +19,8 @@ slot's workload and cluster size, to refit or inspect without playing again; the
 whose slot tokens they hold, and a ``--labels`` refit of a network with another encoder is refused)
 and ``report.json`` (per round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
 ``--graft-gate-context`` also ``grafted.pt``, the copy with a gate that reads the arrival rate and
-``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player. ``--first-episode N`` starts the
+``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player; with ``--graft-gate-rule`` the
+copy whose gate also reads the path ``load_switch``'s rule names. ``--first-episode N`` starts the
 rounds at the N-th gate scenario, so a DAgger round on another network's play meets new scenarios. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
@@ -44,7 +47,7 @@ from mara_agents.mara.gate_dagger import (  # noqa: E402
     fit_gate,
     keep_own_gate,
 )
-from mara_agents.mara.input_grafts import graft_gate_context  # noqa: E402
+from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule  # noqa: E402
 from mara_agents.mara.slot_network import SlotMARANet  # noqa: E402
 from mara_agents.mara.teacher import parse_node_range  # noqa: E402
 from mara_env.workloads.registry import WORKLOADS  # noqa: E402
@@ -88,6 +91,14 @@ def parse_args() -> argparse.Namespace:
         "cannot follow",
     )
     parser.add_argument(
+        "--graft-gate-rule",
+        action="store_true",
+        help="fit a copy whose gate also reads, one-hot, the path load_switch's rule names for each slot "
+        "(srw, edf or uniform; mara_agents.mara.input_grafts.graft_gate_rule, at weight 0 so it first plays as the "
+        "checkpoint; a linear gate first gets --graft-gate-context's tanh layer), so the refit has to learn only "
+        "where to follow the rule",
+    )
+    parser.add_argument(
         "--teach-only",
         metavar="WORKLOAD,LO-HI",
         help="with --labels: keep the teacher's labels only on WORKLOAD slots of LO to HI nodes; every other slot "
@@ -111,8 +122,12 @@ def parse_args() -> argparse.Namespace:
         check_first_episode(args.first_episode, args.rounds, args.episodes, name="--first-episode")
     except ValueError as error:
         parser.error(str(error))
-    if args.graft_gate_context and args.labels is not None:
-        parser.error("--graft-gate-context plays new labels: saved --labels were read by the linear gate")
+    for flag in ("graft_gate_context", "graft_gate_rule"):
+        if getattr(args, flag) and args.labels is not None:
+            name = "--" + flag.replace("_", "-")
+            parser.error(f"{name} plays new labels: saved --labels were read by the gate before the graft")
+    if args.graft_gate_context and args.graft_gate_rule:
+        parser.error("--graft-gate-rule already gives a linear gate --graft-gate-context's layer: name one")
     return args
 
 
@@ -176,14 +191,16 @@ def main() -> None:
         config = training_config(args.train_args)
         if config.teacher is None:
             raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
-        if args.graft_gate_context:
+        graft = graft_gate_rule if args.graft_gate_rule else graft_gate_context if args.graft_gate_context else None
+        if graft is not None:
+            name = "--graft-gate-rule" if args.graft_gate_rule else "--graft-gate-context"
             try:
-                net = graft_gate_context(net)
+                net = graft(net)
             except (ValueError, AttributeError) as error:
-                raise SystemExit(f"--graft-gate-context: {args.checkpoint} cannot take it ({error})") from None
+                raise SystemExit(f"{name}: {args.checkpoint} cannot take it ({error})") from None
         args.out.mkdir(parents=True, exist_ok=True)  # only now: a refusal above leaves nothing
         grafted = args.out / "grafted.pt"
-        player = save_checkpoint(net, grafted, env, extra) if args.graft_gate_context else args.checkpoint
+        player = save_checkpoint(net, grafted, env, extra) if graft is not None else args.checkpoint
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",

@@ -172,7 +172,7 @@ def test_tune_gate_fits_a_grafted_gate_that_reads_the_load(tmp_path):
     assert labels.inputs.shape[1] == 16 + 2  # the slot token, the rate and log2 M: what the grafted gate reads
     refused = subprocess.run([*command[:6], "--graft-gate-context", "--labels", str(tmp_path / "o" / "labels.npz")],
                              capture_output=True, text=True)  # fmt: skip
-    assert refused.returncode == 2 and "saved --labels were read by the linear gate" in refused.stderr
+    assert refused.returncode == 2 and "saved --labels were read by the gate before the graft" in refused.stderr
 
 
 def test_keep_own_gate_labels_every_untaught_slot_with_the_gates_own_weights():

@@ -33,10 +33,11 @@ FLAGS = {
     "load_signal": False,
     "load_scale": False,
     "gate_context": False,
+    "gate_rule": False,
 }
 # settings of the slot actor only
 SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "load_scale",
-              "gate_context")  # fmt: skip
+              "gate_context", "gate_rule")  # fmt: skip
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

@@ -1,17 +1,22 @@
 """What a slot actor reads of the slot's globals beside its rows (:class:`~.slot_network.SlotMARANet`):
-the context's positions, ``log2 M`` (``size_context``), and the arrival rate scaled to about 1 where the
-network reads it scaled (``load_scale``, ``gate_context``). :mod:`~.numpy_actor` mirrors them."""
+the context's positions, ``log2 M`` (``size_context``), the arrival rate scaled to about 1 where the
+network reads it scaled (``load_scale``, ``gate_context``), and the path ``load_switch``'s rule names
+(``gate_rule``). :mod:`~.numpy_actor` mirrors them."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from mara_agents.mara.network import BASE_GLOBALS, LOAD_GLOBALS, global_index, global_names
+from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE
 from mara_env.observation import GLOBAL_FEATURES
 
 SLOT_CONTEXT = tuple(name for name in BASE_GLOBALS if name != "free_nodes")  # the slot's context without load_signal
 SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
 ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
+LIVE_TASKS, QUEUED_TASKS = GLOBAL_FEATURES.index("live_tasks"), GLOBAL_FEATURES.index("queued_tasks")
+RULE_INPUTS = 3  # what a gate_rule gate reads beside gate_load_inputs: the rule's path, one-hot
 GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
 GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
 
@@ -44,3 +49,18 @@ def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.T
     teacher's states and on the student's own."""
     rate = scaled_rate(globals_[:, ARRIVAL_RATE])
     return torch.stack([rate, size_feature(num_nodes)], dim=-1)
+
+
+def gate_rule_inputs(globals_: torch.Tensor | np.ndarray, max_tasks: int) -> torch.Tensor | np.ndarray:
+    """``(..., 3)``: the path ``load_switch``'s rule names for the slot (its ``slot_path``), one-hot in
+    ``GATE_PATHS`` order: ``srw`` while the arrival rate is at most ``LOAD_SWITCH_RATE``, beyond it
+    ``uniform`` once the tasks in the system (in the table and queued) outnumber the ``max_tasks`` rows
+    (``edf_uniform``'s crowding at its default share) and ``edf`` before. A ``gate_rule`` gate reads it
+    so that it only has to learn where to follow the rule, not the rule. Torch or numpy, as given."""
+    above = (globals_[..., ARRIVAL_RATE] > LOAD_SWITCH_RATE) * 1.0
+    in_system = ((globals_[..., LIVE_TASKS] + globals_[..., QUEUED_TASKS]) * max_tasks).round()
+    crowded = (in_system > max_tasks) * 1.0
+    columns = [1.0 - above, above * (1.0 - crowded), above * crowded]
+    if isinstance(globals_, torch.Tensor):
+        return torch.stack(columns, -1)
+    return np.stack(columns, -1).astype(np.float32)

@@ -112,8 +112,8 @@ class GateLabels:
 
 
 def gate_input_width(net: SlotMARANet) -> int:
-    """How many numbers ``net``'s gate reads per slot: the slot token, and with a ``gate_context`` gate the
-    rate and ``log2 M`` after it."""
+    """How many numbers ``net``'s gate reads per slot: the slot token, with a ``gate_context`` gate the
+    rate and ``log2 M`` after it, and with ``gate_rule`` the rule's path last."""
     return net.gate.in_features if net.gate_hidden is None else net.gate_hidden.in_features
 
 
@@ -130,7 +130,7 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
     student.reset(seed)
     play_warmup(env, scenarios, settings, seed, guide)
     cut = learner_window(scenarios, settings, seed).cut
-    context = net.gate_hidden is not None
+    context, rule = net.gate_hidden is not None, net.config["gate_rule"]
     inputs, counts = [], []
     for agent in live_turns(env):
         if cut is not None and env.sim.slot >= cut:
@@ -143,7 +143,7 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
             vector = observation["observation"]
             layout = layout_of(vector)
             _, globals_, _, _ = layout.split_observation(vector)
-            inputs.append(gate_inputs(student.slot_parts.pooled, globals_, layout.num_nodes, context))
+            inputs.append(gate_inputs(student.slot_parts.pooled, globals_, layout, context, rule))
             counts.append(np.zeros(len(GATE_PATHS)))
         if path >= 0 and observation["action_mask"][1:].any():
             counts[-1][path] += 1

@@ -5,8 +5,9 @@ A network built with ``load_signal=True`` reads the arrival-rate global (``netwo
 slot's context and in its critic. :func:`graft_load_signal` adds that input to a network trained without
 it, so that a refit can learn to use the load without cloning anew. A network built with
 ``gate_context=True`` has a gate with a tanh layer that reads the arrival rate and ``log2 M`` beside the
-slot token; :func:`graft_gate_context` gives one to a network whose gate is linear in the token. The
-original is never changed.
+slot token; :func:`graft_gate_context` gives one to a network whose gate is linear in the token.
+:func:`graft_gate_rule` lets such a gate also read the path ``load_switch``'s rule names (``gate_rule``).
+The original is never changed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn.utils import skip_init
 
-from mara_agents.mara.context_features import slot_context
+from mara_agents.mara.context_features import RULE_INPUTS, slot_context
 from mara_agents.mara.network import LOAD_GLOBALS, global_index, global_names
 from mara_agents.mara.slot_network import GATE_HIDDEN, SlotMARANet
 
@@ -97,4 +98,22 @@ def graft_gate_context(net: SlotMARANet, seed: int = 0) -> SlotMARANet:
         gate.weight[:, :outputs] = torch.eye(outputs) / GATE_GRAFT_SCALE
         gate.bias.zero_()
     grafted.gate_hidden, grafted.gate = hidden, gate
+    return grafted
+
+
+def graft_gate_rule(net: SlotMARANet, seed: int = 0) -> SlotMARANet:
+    """A copy of ``net`` whose gate also reads the path ``load_switch``'s rule names for each slot, one-hot
+    (``gate_rule=True``, :func:`~.context_features.gate_rule_inputs`), its new weights 0, so it plays as
+    ``net``. A linear gate first gets a tanh layer (:func:`graft_gate_context`, from ``seed``).
+
+    Why: a gate set each slot to the rule's path levelled every big ``tabular`` cell that learned gates
+    lost, and learned gates missed the rule on states they never saw (docs/mara_policy.md). Reading the
+    rule's choice, a refitted gate has to learn only where to follow it. ``ValueError`` for a network
+    without a gate (no planner hints), with the rule already, or with a selector."""
+    if net.hint_embed is None or net.config["gate_rule"] or net.selector is not None:
+        raise ValueError("graft_gate_rule needs a slot actor with planner hints, no gate_rule yet and no selector")
+    grafted = graft_gate_context(net, seed) if net.gate_hidden is None else copy.deepcopy(net)
+    grafted.config["gate_rule"] = True
+    hidden = grafted.gate_hidden
+    grafted.gate_hidden = with_zero_columns(hidden, hidden.in_features, RULE_INPUTS)
     return grafted

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
-from mara_agents.mara.context_features import ARRIVAL_RATE, GATE_RATE_CAP, GATE_RATE_SCALE, SLOT_CONTEXT_INDEX
+from mara_agents.mara.context_features import (
+    ARRIVAL_RATE,
+    GATE_RATE_CAP,
+    GATE_RATE_SCALE,
+    SLOT_CONTEXT_INDEX,
+    gate_rule_inputs,
+)
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import CHOSEN_NOW, LAST_ACTION, LOAD_GLOBALS, PRESENT
 from mara_agents.mara.planner_picks import AGE
@@ -115,12 +121,17 @@ def scaled_rate(rate: np.ndarray | float) -> np.ndarray:
     return np.minimum(np.asarray(rate) * GATE_RATE_SCALE, GATE_RATE_CAP)
 
 
-def gate_inputs(pooled: np.ndarray, globals_: np.ndarray, num_nodes: int, gate_context: bool) -> np.ndarray:
+def gate_inputs(
+    pooled: np.ndarray, globals_: np.ndarray, layout: ObservationLayout, gate_context: bool, gate_rule: bool = False
+) -> np.ndarray:
     """What a slot's gate reads (:meth:`~.slot_network.SlotMARANet.gate_weights`): the slot token
-    ``pooled``, and with ``gate_context`` :func:`~.context_features.gate_load_inputs` of the slot's globals."""
+    ``pooled``, with ``gate_context`` :func:`~.context_features.gate_load_inputs` of the slot's globals,
+    and with ``gate_rule`` :func:`~.context_features.gate_rule_inputs` after them."""
     if not gate_context:
         return pooled
-    return np.append(pooled, np.float32([scaled_rate(globals_[ARRIVAL_RATE]), size_feature(num_nodes)]))
+    load = np.float32([scaled_rate(globals_[ARRIVAL_RATE]), size_feature(layout.num_nodes)])
+    rule = gate_rule_inputs(globals_, layout.max_tasks) if gate_rule else np.zeros(0, dtype=np.float32)
+    return np.concatenate([pooled, load, rule])
 
 
 def _linear(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
@@ -181,6 +192,7 @@ class NumpySlotEncoder:
         if self.hinted:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.gate_hidden = None if net.gate_hidden is None else _linear(net.gate_hidden)
+            self.gate_rule = net.config["gate_rule"]
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
@@ -214,7 +226,7 @@ class NumpySlotEncoder:
         if self.hinted:
             hints = planner_hints(vector[None], self.planner)[0]
             row_tokens = row_tokens + hints[present] @ self.hint_embed[0] + self.hint_embed[1]
-            gates = self._gates(pooled, globals_, layout.num_nodes)
+            gates = self._gates(pooled, globals_, layout)
         if self.selector is not None:
             gates = self._select(gates, slot_selector_inputs(pooled, vector, self.context_index))
         projected = np.zeros((k, self.width), dtype=np.float32)
@@ -227,9 +239,9 @@ class NumpySlotEncoder:
             older[present] = (age[None, :] > age[:, None]).sum(axis=1)
         return SlotParts(projected, pooled, plan_nodes, hints[:, 1].copy(), hints[:, 2].copy(), *gates, older)
 
-    def _gates(self, pooled: np.ndarray, globals_: np.ndarray, num_nodes: int) -> tuple[float, float]:
+    def _gates(self, pooled: np.ndarray, globals_: np.ndarray, layout: ObservationLayout) -> tuple[float, float]:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
-        inputs = gate_inputs(pooled, globals_, num_nodes, self.gate_hidden is not None)
+        inputs = gate_inputs(pooled, globals_, layout, self.gate_hidden is not None, self.gate_rule)
         if self.gate_hidden is not None:
             inputs = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
         logits = inputs @ self.gate[0] + self.gate[1]

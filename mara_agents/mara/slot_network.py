@@ -56,8 +56,10 @@ import torch
 from torch import nn
 
 from mara_agents.mara.context_features import (
+    RULE_INPUTS,
     SLOT_CONTEXT,
     gate_load_inputs,
+    gate_rule_inputs,
     scaled_load,
     size_feature,
     slot_context,
@@ -202,6 +204,11 @@ class SlotMARANet(nn.Module):
         token alone learnt the load on the teacher's states and lost it on the policy's own; the direct input alone did
         not change that (cloning never needs it), refitting the gate on the policy's own play did
         (:mod:`~.gate_dagger`; docs/mara_policy.md, the fifty-fourth run).
+    gate_rule:
+        With ``gate_context``, the gate also reads the path ``load_switch``'s rule names for the slot,
+        one-hot (:func:`~.context_features.gate_rule_inputs`). A gate set each slot to that path levelled
+        every big ``tabular`` cell where learned gates lost, but the rule is wrong elsewhere; reading it, a
+        refitted gate only has to learn where to follow it (:func:`~.input_grafts.graft_gate_rule`).
     """
 
     architecture = "slot"
@@ -221,6 +228,7 @@ class SlotMARANet(nn.Module):
         load_signal: bool = False,
         gate_context: bool = False,
         load_scale: bool = False,
+        gate_rule: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -233,6 +241,8 @@ class SlotMARANet(nn.Module):
             raise ValueError("load_scale needs load_signal=True and no selector (it scales the slot context's rate)")
         if gate_context and not planner_hints:
             raise ValueError("gate_context needs planner_hints=True (it feeds the gate of the planners' skip paths)")
+        if gate_rule and not gate_context:
+            raise ValueError("gate_rule needs gate_context=True (the rule's path joins the tanh layer's inputs)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -248,6 +258,7 @@ class SlotMARANet(nn.Module):
             "load_signal": load_signal,
             "load_scale": load_scale,
             "gate_context": gate_context,
+            "gate_rule": gate_rule,
         }
         self.context_index = slot_context(load_signal)
         self.encoder = RowEncoder(history_window, len(self.context_index) + int(size_context), width, layers, heads)
@@ -268,7 +279,8 @@ class SlotMARANet(nn.Module):
         self.edf_idle = nn.Parameter(torch.zeros(1))
         # the gate's logits: srw's against edf's fixed 0 (a sigmoid), and with the uniform pick uniform's too;
         # with gate_context they come from a tanh layer over the slot token, the arrival rate and log2 M
-        self.gate_hidden = nn.Linear(width + 2, GATE_HIDDEN) if gate_context else None
+        gate_reads = width + 2 + RULE_INPUTS * int(gate_rule)
+        self.gate_hidden = nn.Linear(gate_reads, GATE_HIDDEN) if gate_context else None
         self.gate = nn.Linear(GATE_HIDDEN if gate_context else width, 1 + int(uniform_pick))
         for layer in (self.row_skip, self.idle_skip, self.edf_skip, self.gate):
             nn.init.zeros_(layer.weight)
@@ -322,7 +334,7 @@ class SlotMARANet(nn.Module):
         if self.hint_embed is not None:
             hints = torch.from_numpy(planner_hints(observation.detach().cpu().numpy())).to(rows.device)
             row_tokens = row_tokens + self.hint_embed(hints)
-            gate, uniform_gate = self._gates(pooled, globals_, observation[:, NUM_NODES])
+            gate, uniform_gate = self._gates(pooled, globals_, observation[:, NUM_NODES], rows.shape[1])
         if self.selector is not None:
             inputs = selector_inputs(pooled, globals_[:, self.context_index], observation[:, NUM_NODES])
             gate, uniform_gate = select_paths(torch.softmax(self.selector(inputs), -1), gate, uniform_gate)
@@ -333,16 +345,19 @@ class SlotMARANet(nn.Module):
         return SlotEncoding(projected, pooled, plan_nodes, hints[..., 1], hints[..., 2], gate, uniform_gate, older)
 
     def _gates(
-        self, pooled: torch.Tensor, globals_: torch.Tensor, num_nodes: torch.Tensor
+        self, pooled: torch.Tensor, globals_: torch.Tensor, num_nodes: torch.Tensor, max_tasks: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The srw and uniform paths' weights ``(n, 1)`` each; the edf path gets the rest."""
         if self.gate_hidden is not None:
             pooled = torch.cat([pooled, gate_load_inputs(globals_, num_nodes)], -1)
+        if self.config["gate_rule"]:
+            pooled = torch.cat([pooled, gate_rule_inputs(globals_, max_tasks)], -1)
         return self.gate_weights(pooled)
 
     def gate_weights(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`_gates` from what the gate reads ``(n, width)``: the slot token, and with ``gate_context``
-        :func:`~.context_features.gate_load_inputs` after it ``(n, width + 2)``."""
+        :func:`~.context_features.gate_load_inputs` after it ``(n, width + 2)``, and with ``gate_rule``
+        :func:`~.context_features.gate_rule_inputs` last ``(n, width + 5)``."""
         if self.gate_hidden is not None:
             inputs = torch.tanh(self.gate_hidden(inputs))
         logits = self.gate(inputs)

@@ -1,0 +1,155 @@
+"""A gate that also reads the path ``load_switch``'s rule names for the slot (``gate_rule``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import mara_env
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.context_features import LIVE_TASKS, QUEUED_TASKS, gate_rule_inputs
+from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement
+from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule
+from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
+from mara_agents.mara.rule_gate import load_switch_path
+from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE, LoadSwitchScheduler
+from mara_env.env import live_turns
+from mara_env.observation import GLOBAL_FEATURES, layout_of
+from tests.numpy_parity import torch_turn
+
+RATE = GLOBAL_FEATURES.index("arrival_rate")
+HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}
+ENV = {"num_nodes": 6, "max_tasks": 6, "forecaster": "wls", "horizon": 80, "workload": "tabular"}
+# at the rule's own rate these small tabular episodes play all three paths
+EPISODES = [(1, "heavy"), (2, "extreme")]
+
+
+def _net(seed: int = 0, **flags) -> SlotMARANet:
+    torch.manual_seed(seed)
+    return SlotMARANet(width=16, layers=1, heads=2, **{**HINTED, **flags}).eval()
+
+
+def _turns(seed: int, load: str):
+    """(observation, load_switch's path or None where nothing may be chosen) at every turn it plays."""
+    env = mara_env.raw_env(**ENV, load=load)
+    env.reset(seed=seed)
+    rule = LoadSwitchScheduler()
+    rule.reset(seed)
+    for agent in live_turns(env):
+        observation = env.observe(agent)
+        action = rule.act(observation, agent)
+        yield observation, rule.last_path if observation["action_mask"][1:].any() else None
+        env.step(action)
+
+
+def test_the_rule_inputs_by_hand_in_torch_and_numpy():
+    globals_ = np.zeros((4, len(GLOBAL_FEATURES)), np.float32)
+    globals_[:, RATE] = [LOAD_SWITCH_RATE, 0.06, 0.06, 0.06]  # at the rate srw still plays
+    globals_[:, LIVE_TASKS] = [1.0, 1.0, 1.0, 0.5]
+    globals_[:, QUEUED_TASKS] = [1.0, 0.0, 0.125, 0.25]  # of 8 rows: 8 tasks fit, 9 do not
+    expected = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 0]], np.float32)
+    np.testing.assert_array_equal(gate_rule_inputs(globals_, 8), expected)
+    torch.testing.assert_close(gate_rule_inputs(torch.from_numpy(globals_), 8), torch.from_numpy(expected))
+    np.testing.assert_array_equal(gate_rule_inputs(globals_[2], 8), expected[2])  # one slot's globals
+
+
+@pytest.mark.parametrize(("seed", "load"), EPISODES)
+def test_the_rule_inputs_name_the_path_load_switch_plays(seed, load):
+    seen = set()
+    k = ENV["max_tasks"]
+    for observation, path in _turns(seed, load):
+        vector = observation["observation"]
+        globals_ = layout_of(vector).split_observation(vector)[1]
+        one_hot = gate_rule_inputs(globals_, k)
+        assert one_hot.sum() == 1.0
+        named = GATE_PATHS[int(one_hot.argmax())]
+        assert named == load_switch_path(vector)
+        if path is not None:
+            assert named == path
+            seen.add(path)
+    assert seen == set(GATE_PATHS)
+
+
+def test_the_graft_plays_as_the_original_and_numpy_reads_the_rule_alike(tmp_path):
+    net = graft_gate_context(_net())
+    grafted = graft_gate_rule(net)
+    assert grafted.config["gate_rule"] and not net.config["gate_rule"]  # the original is unchanged
+    assert grafted.gate_hidden.in_features == net.gate_hidden.in_features + 3
+    turns = [(o["observation"], o["action_mask"].astype(np.float32)) for o, _ in _turns(*EPISODES[1])]
+    obs, masks = (torch.as_tensor(np.stack(x)) for x in zip(*turns))
+    with torch.no_grad():
+        torch.testing.assert_close(grafted.logits(obs, masks), net.logits(obs, masks))  # read at weight 0
+        grafted.gate_hidden.weight[:, -3:].normal_(0.0, 2.0, generator=torch.Generator().manual_seed(1))
+        grafted.gate.weight.fill_(0.3)
+        assert not torch.allclose(grafted.encode(obs).gate, net.encode(obs).gate)  # the rule is really read
+    reloaded = load_checkpoint(save_checkpoint(grafted, tmp_path / "g.pt", ENV))[0]
+    assert reloaded.config == grafted.config
+    encoder, head = NumpySlotEncoder(reloaded), NumpyTurnHead(reloaded)
+    for vector, mask in turns[::7]:
+        encoding, expected = torch_turn(reloaded, vector, mask)
+        parts = encoder(vector)
+        assert (parts.gate, parts.uniform_gate) == pytest.approx(
+            (float(encoding.gate[0, 0]), float(encoding.uniform_gate[0, 0])), abs=1e-5
+        )
+        np.testing.assert_allclose(head.logits(parts, vector, mask), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_linear_gate_first_gets_the_context_layer():
+    net = _net()
+    grafted, context = graft_gate_rule(net, seed=4), graft_gate_context(net, seed=4)
+    assert grafted.config["gate_context"] and grafted.config["gate_rule"]
+    torch.testing.assert_close(grafted.gate_hidden.weight[:, :-3], context.gate_hidden.weight)
+    assert torch.equal(grafted.gate_hidden.weight[:, -3:], torch.zeros(grafted.gate_hidden.out_features, 3))
+
+
+def test_refusals():
+    with pytest.raises(ValueError, match="gate_rule needs gate_context=True"):
+        _net(gate_rule=True)
+    with pytest.raises(ValueError, match="no gate_rule yet"):
+        graft_gate_rule(graft_gate_rule(_net()))
+    with pytest.raises(ValueError, match="planner hints"):
+        graft_gate_rule(SlotMARANet(width=16, layers=1, heads=2))
+
+
+def test_a_fitted_rule_gate_follows_the_rule_only_where_the_token_says():
+    # the labels follow the rule's path where the token's first number is positive, edf elsewhere: on
+    # slots it was not fitted on, a gate that reads the rule follows them, one that reads only the token
+    # and the load cannot (the rule's path is drawn at random here)
+    rng = np.random.default_rng(0)
+    tokens = rng.normal(size=(1000, 16)).astype(np.float32)
+    load = rng.random((1000, 2)).astype(np.float32)
+    rule = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 1000)]
+    counts = np.where(tokens[:, :1] > 0, rule, np.eye(3, dtype=np.float32)[1]) * 4
+    names, nodes = np.full(1000, "tabular"), np.full(1000, 32)
+
+    def held_out_agreement(net: SlotMARANet, inputs: np.ndarray) -> float:
+        fit_gate(net, GateLabels(inputs[:600], counts[:600], names[:600], nodes[:600]), steps=300)
+        return gate_agreement(net, GateLabels(inputs[600:], counts[600:], names[600:], nodes[600:]))
+
+    without = held_out_agreement(graft_gate_context(_net()), np.concatenate([tokens, load], 1))
+    ruled = held_out_agreement(graft_gate_rule(_net()), np.concatenate([tokens, load, rule], 1))
+    assert without < 0.8 < 0.9 < ruled
+
+
+def test_tune_gate_grafts_the_rule_and_labels_what_the_gate_reads(tmp_path):
+    checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
+               "--graft-gate-rule", "--episodes", "2", "--rounds", "1", "--steps", "5", "--jobs", "1",
+               "--train-args", "--teacher best --quick"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert load_checkpoint(tmp_path / "o" / "grafted.pt")[0].config["gate_rule"]
+    assert load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0].config["gate_rule"]
+    labels = GateLabels.load(tmp_path / "o" / "labels.npz")
+    assert labels.inputs.shape[1] == 16 + 2 + 3  # the slot token, the load, the rule's path
+    np.testing.assert_array_equal(labels.inputs[:, -3:].sum(1), 1.0)
+    saved = str(tmp_path / "o" / "labels.npz")
+    refused = subprocess.run([*command[:6], "--graft-gate-rule", "--labels", saved], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--graft-gate-rule plays new labels" in refused.stderr
+    both = subprocess.run([*command, "--graft-gate-context"], capture_output=True, text=True)
+    assert both.returncode == 2 and "name one" in both.stderr
