@@ -18,6 +18,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --no-size-context            # (generalist) log2 M left out of the slot's context: blind to the cluster size
     --load-signal                # (slot actor) the slot's context and the critic read the arrival rate too
     --gate-context               # (hinted slot actor) the gate reads the arrival rate and log2 M directly
+    --rule-gate                  # (generalist) the gate reads load_switch's path, refitted to follow it on big tabular
     --gate-rounds 2              # (hinted slot actor) DAgger on the gate after the warm start (its own play)
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
@@ -72,6 +73,7 @@ GENERALIST_FORECASTER = "flow_fixed"
 # to the planner the teacher follows at each turn with weight 0.5.
 GENERALIST_FOCUS = ScenarioFocus("rl", min_nodes=24, loads=(0.7, 3.5), share=0.3)
 GENERALIST_GATE_COEF = 0.5
+GENERALIST_RULE_GATE = False  # the rule-gate refit after the generalist's warm start (--rule-gate)
 
 
 def parse_args() -> argparse.Namespace:
@@ -95,6 +97,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warm-start-episodes", type=int, help="teacher episodes to clone (default: the config's)")
     parser.add_argument(
         "--warm-start-epochs", type=int, help="cloning epochs (default: the config's; 12 for the slot actor)"
+    )
+    parser.add_argument(
+        "--rule-gate",
+        action=argparse.BooleanOptionalAction,
+        help="(--generalist) after the warm start, a copy whose gate also reads the path load_switch's rule names "
+        "and is refitted on its own play to follow it on big tabular clusters, held to its own weights elsewhere "
+        "(mara_agents.mara.rule_gate_refit; written as OUT/warm_start_rule_gate.pt; the run goes on with it) "
+        f"(default: {'on with --generalist, off with --quick' if GENERALIST_RULE_GATE else 'off'})",
     )
     parser.add_argument(
         "--gate-rounds",
@@ -418,6 +428,11 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         except ValueError as error:
             raise SystemExit(f"--explore-nodes: {error}") from None
         config.explore_nodes = args.explore_nodes
+    if args.rule_gate and not args.generalist:
+        raise SystemExit("--rule-gate refits the generalist's gate on its scenarios: it needs --generalist")
+    # on by default for the generalist, but not --quick's (its 2-6 nodes never reach the rule's big clusters)
+    default_rule_gate = GENERALIST_RULE_GATE and args.generalist and not args.quick
+    config.rule_gate = default_rule_gate if args.rule_gate is None else args.rule_gate
     if args.warm_start_from is not None:
         config.warm_start_from = str(args.warm_start_from)
     if config.architecture == "slot" and not config.planner_hints and not args.quick:

@@ -114,8 +114,9 @@ def gate_weight(config: PPOConfig, guide: float) -> float:
 
 
 def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
-    """``ValueError`` before any work where ``gate_coef`` > 0 or ``gate_rounds`` > 0 cannot be honoured (no
-    gate, no best teacher) or ``gate_floor`` lies outside ``[0, gate_coef]``."""
+    """``ValueError`` before any work where ``gate_coef`` > 0, ``gate_rounds`` > 0 or ``rule_gate`` cannot be
+    honoured (no gate, no best teacher; for the rule gate also a selector, or scenarios it cannot draw) or
+    ``gate_floor`` lies outside ``[0, gate_coef]``."""
     from mara_agents.mara import imitation
     from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
 
@@ -132,6 +133,15 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
             "gate_rounds > 0 needs a slot actor with planner hints and a best teacher (it labels the gate's "
             f"planner on the policy's own play), got teacher {config.teacher!r}"
         )
+    rule_ready = getattr(net, "hint_embed", None) is not None and getattr(net, "selector", None) is None
+    if config.rule_gate and not (rule_ready and best):
+        raise ValueError(
+            f"rule_gate needs a slot actor with planner hints, no selector and a best teacher, got {config.teacher!r}"
+        )
+    if config.rule_gate:
+        from mara_agents.mara.rule_gate_refit import check_rule_plays
+
+        check_rule_plays(config.scenarios)
 
 
 def check_guide_settings(config: PPOConfig) -> None:

@@ -1,23 +1,45 @@
-"""The refits a training run may make of its warm start on the policy's own play, before PPO: DAgger on
-the gate alone (:mod:`~.gate_dagger`, ``gate_rounds``) and then on every turn (:mod:`~.action_dagger`,
-``action_rounds``). Each writes its checkpoint and a record of its rounds beside ``warm_start.pt``."""
+"""The refits a training run may make of its warm start on the policy's own play, before PPO: the gate
+taught to read and follow ``load_switch``'s rule on big ``tabular`` clusters (:mod:`~.rule_gate_refit`,
+``rule_gate``), DAgger on the gate alone (:mod:`~.gate_dagger`, ``gate_rounds``) and then on every turn
+(:mod:`~.action_dagger`, ``action_rounds``). Each writes its checkpoint and a record of its rounds beside
+``warm_start.pt``."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mara_agents.mara.action_dagger import action_rounds, action_sampler
+from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.gate_dagger import dagger_rounds
+from mara_agents.mara.rule_gate_refit import rule_gate_refit
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_env.torch_threads import torch_threads
 
 if TYPE_CHECKING:
     from mara_agents.mara.ppo import PPOConfig
 
 Evaluate = Callable[[], float]  # the policy's evaluation where PPO would now start (the network in eval mode)
+EvaluateNet = Callable[[SlotMARANet], float]  # the same of a given network (a refit that returns a new one)
+
+
+def refit_rule_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate: EvaluateNet | None):
+    """The warm start's copy that reads the rule, its gate refitted (:func:`~.rule_gate_refit.rule_gate_refit`):
+    ``out/warm_start_rule_gate.pt``, its labels in ``out/warm_start_rule_gate_labels.npz`` and its record (with
+    ``evaluate`` of the copy) in ``out/warm_start_rule_gate.json``. Returns the copy: the run goes on with it."""
+    began = time.perf_counter()
+    grafted, labels, report = rule_gate_refit(
+        net, config.env, config.teacher, config.scenarios, out, jobs=config.processes, progress=progress
+    )
+    labels.save(out / "warm_start_rule_gate_labels.npz")
+    save_checkpoint(grafted, out / "warm_start_rule_gate.pt", config.env, {"config": asdict(config), "iteration": 0})
+    evaluate_copy = None if evaluate is None else (lambda: evaluate(grafted))
+    write_record(grafted, report, began, out / "warm_start_rule_gate.json", evaluate_copy)
+    return grafted
 
 
 def refit_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate: Evaluate | None) -> None:
