@@ -39,13 +39,15 @@ def _net() -> SlotMARANet:
 
 def test_the_plays_scenarios_and_teacher():
     sampler = ScenarioSampler(warmup=True, mixed_warmup=True, random_window=True, fixed=FIXED)
-    first, warmed, everywhere = (play_sampler(sampler, play) for play in RULE_PLAYS)
+    first, warmed, everywhere, first_everywhere = (play_sampler(sampler, play) for play in RULE_PLAYS)
     assert first.focus == warmed.focus == RULE_FOCUS and everywhere == sampler
     assert not (first.warmup or first.mixed_warmup or first.random_window)
     assert warmed == dataclasses.replace(sampler, focus=RULE_FOCUS)
+    no_warmup = {"warmup": False, "mixed_warmup": False, "random_window": False}
+    assert first_everywhere == dataclasses.replace(sampler, **no_warmup) and first_everywhere.focus is None
     # each play has gate scenarios of its own
     seeds = [set(gate_seeds(play.first_episode, play.episodes)) for play in RULE_PLAYS]
-    assert sum(map(len, seeds)) == len(set().union(*seeds)) == 600
+    assert sum(map(len, seeds)) == len(set().union(*seeds)) == 900
     assert rule_teacher("best_shared+uniform") == f"best_shared+uniform+{RULE_TEACHER}"
     assert rule_teacher(rule_teacher("best_shared")) == rule_teacher("best_shared")  # added once
 
