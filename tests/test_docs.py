@@ -148,6 +148,7 @@ def test_docs_have_no_unfilled_placeholders():
     importlib.import_module("mara_agents.rllib")  # optional (Ray), so not loaded by the package
     importlib.import_module("mara_env.forecast.crossfit")  # loaded only to train the flow's head
     importlib.import_module("mara_agents.mara.teacher")  # loaded by training, not by the package
+    importlib.import_module("mara_agents.mara.rule_gate_refit")  # likewise
     modules = [m for name, m in list(sys.modules.items()) if name.split(".")[0] in ("mara_env", "mara_agents")]
     known = {n for module in modules for n in dir(module) if n.isupper()}
     known |= {"WORK_SCALE", "SLOT_SCALE", "MAX_REMAINING", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}

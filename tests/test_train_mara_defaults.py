@@ -56,6 +56,8 @@ FORTY_EIGHTH_OFF = ("--warm-start-episodes", "120")
 
 def test_the_default_generalist_run_is_the_fiftieth_recipe(monkeypatch):
     default = _train_mara_config(monkeypatch, "--generalist")
+    assert default.rule_gate  # then the sixty-seventh run's rule-gate step (the quick run has none)
+    assert not _train_mara_config(monkeypatch, "--generalist", "--quick").rule_gate
     assert default.teacher == f"{THIRTY_SECOND_TEACHER}+edf_uniform+{FORTY_FIFTH_CORNERS}"
     assert default.scenarios.mixed_warmup and default.scenarios.random_window
     assert default.uniform_pick and default.gate_coef == 0.5
@@ -85,10 +87,14 @@ def test_the_forty_eighth_recipe_is_the_default_with_fewer_cloning_episodes(monk
 
 
 def test_the_shipped_generalist_was_trained_by_the_default_run(monkeypatch):
-    """The checkpoint ``mara_generalist`` loads records the settings the default ``--generalist`` run uses."""
+    """The checkpoint ``mara_generalist`` loads records the settings the default ``--generalist`` run uses.
+
+    Its rule-gate step ran with ``--warm-start-from`` a copy of the fiftieth run's warm start, the
+    default run's own warm start (a run from scratch clones it anew first): that one setting names it."""
     _, _, extra = load_checkpoint(GENERALIST_CHECKPOINT)
     recorded = dict(extra["config"])
     recorded["scenarios"] = ScenarioSampler.from_record(recorded["scenarios"])
+    assert recorded.pop("warm_start_from") is not None and recorded["rule_gate"]
     assert PPOConfig(**recorded) == _train_mara_config(monkeypatch, "--generalist")
 
 
