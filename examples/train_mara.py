@@ -73,7 +73,7 @@ GENERALIST_FORECASTER = "flow_fixed"
 # to the planner the teacher follows at each turn with weight 0.5.
 GENERALIST_FOCUS = ScenarioFocus("rl", min_nodes=24, loads=(0.7, 3.5), share=0.3)
 GENERALIST_GATE_COEF = 0.5
-GENERALIST_RULE_GATE = True  # the rule-gate refit after the generalist's warm start (--rule-gate; the sixty-seventh run)
+GENERALIST_RULE_GATE = True  # the rule-gate step after the warm start (--rule-gate; the sixty-seventh run)
 
 
 def parse_args() -> argparse.Namespace:
