@@ -120,3 +120,15 @@ def test_a_training_run_goes_on_with_the_refitted_copy(tmp_path, monkeypatch):
     assert [one.get("play") for one in record["rounds"][:2]] == ["corner", "other"]
     assert 0.0 <= record["eval_completion_rate"] <= 1.0
     assert GateLabels.load(run / "warm_start_rule_gate_labels.npz").inputs.shape[1] == 64 + 2 + 3
+
+
+def test_later_refits_start_from_the_rule_gate_copy(tmp_path):
+    from mara_agents.mara.own_play_refits import latest_refit
+    from mara_agents.mara.ppo import PPOConfig
+
+    assert latest_refit(PPOConfig(), tmp_path, "gate") == tmp_path / "warm_start.pt"
+    ruled = PPOConfig(rule_gate=True)
+    assert latest_refit(ruled, tmp_path, "gate") == latest_refit(ruled, tmp_path, "actions")
+    assert latest_refit(ruled, tmp_path, "gate") == tmp_path / "warm_start_rule_gate.pt"
+    both = PPOConfig(rule_gate=True, gate_rounds=1)
+    assert latest_refit(both, tmp_path, "actions") == tmp_path / "warm_start_gate.pt"

@@ -42,12 +42,20 @@ def refit_rule_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate:
     return grafted
 
 
+def latest_refit(config: PPOConfig, out: Path, before: str) -> Path:
+    """The checkpoint the refit ``before`` (``"gate"`` or ``"actions"``) starts from: the latest of the warm
+    start, its rule-gate copy and (before the action rounds) its gate rounds that the run makes."""
+    if before == "actions" and config.gate_rounds:
+        return out / "warm_start_gate.pt"
+    return out / ("warm_start_rule_gate.pt" if config.rule_gate else "warm_start.pt")
+
+
 def refit_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate: Evaluate | None) -> None:
     """DAgger on the warm start's gate: ``out/warm_start_gate.pt``, its labels in
     ``out/warm_start_gate_labels.npz``, and per round its statistics in ``out/warm_start_gate.json``."""
-    began = time.perf_counter()
+    began, player = time.perf_counter(), latest_refit(config, out, "gate")
     rounds = dagger_rounds(
-        net, out / "warm_start.pt", config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
+        net, player, config.env, config.teacher, config.scenarios, out / "warm_start_gate.pt",
         config.gate_rounds, config.gate_episodes, jobs=config.processes, progress=progress,
         labels_to=out / "warm_start_gate_labels.npz",
     )  # fmt: skip
@@ -61,7 +69,7 @@ def refit_actions(
     and per round its statistics in ``out/warm_start_dagger.json``. Returns the last refit's return mean
     and variance and the turns it fitted, where PPO's value normalisation starts from."""
     began = time.perf_counter()
-    player = out / ("warm_start_gate.pt" if config.gate_rounds else "warm_start.pt")
+    player = latest_refit(config, out, "actions")
     with torch_threads(threads):  # no workers run yet: the refits may use every core
         rounds = action_rounds(
             net, player, config.teacher, action_sampler(config.scenarios, config.action_focus),
