@@ -133,14 +133,15 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
             "gate_rounds > 0 needs a slot actor with planner hints and a best teacher (it labels the gate's "
             f"planner on the policy's own play), got teacher {config.teacher!r}"
         )
-    rule_ready = getattr(net, "hint_embed", None) is not None and getattr(net, "selector", None) is None
-    if config.rule_gate and not (rule_ready and best):
-        raise ValueError(
-            f"rule_gate needs a slot actor with planner hints, no selector and a best teacher, got {config.teacher!r}"
-        )
     if config.rule_gate:
         from mara_agents.mara.rule_gate_refit import check_rule_plays
 
+        rule_ready = getattr(net, "hint_embed", None) is not None and getattr(net, "selector", None) is None
+        if not (rule_ready and best):
+            raise ValueError(
+                "rule_gate needs a slot actor with planner hints, no selector and a best teacher, "
+                f"got {config.teacher!r}"
+            )
         check_rule_plays(config.scenarios)
 
 
