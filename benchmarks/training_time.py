@@ -46,8 +46,12 @@ def time_run(train_args: list[str], run_dir: Path) -> tuple[float, float]:
 
 
 def read_gnu_time(path: Path) -> tuple[float, float]:
-    """Wall-clock seconds and peak resident GB from a ``/usr/bin/time -v -o path`` report."""
-    text = path.read_text()
+    """Wall-clock seconds and peak resident GB from a ``/usr/bin/time -v -o path`` report; ``ValueError``
+    naming ``path`` when it cannot be read or is not such a report."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: cannot be read ({error})") from error
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text)
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
     if wall is None or peak is None:
@@ -59,18 +63,29 @@ def read_gnu_time(path: Path) -> tuple[float, float]:
 
 
 def phases(run_dir: Path) -> dict[str, float]:
-    """Seconds per phase from the run's records (a phase without its record is left out)."""
+    """Seconds per phase from the run's records (a phase without its record is left out); ``ValueError``
+    naming the record that is not what ``train_mara.py`` writes."""
     found = {}
     for name, file in PHASE_FILES:
         if (run_dir / file).is_file():
-            found[name] = float(json.loads((run_dir / file).read_text())["seconds"])
+            found[name] = _record_seconds(run_dir / file, lambda text: json.loads(text)["seconds"])
     log = run_dir / "log.csv"
     if log.is_file():
-        with log.open() as handle:
-            rows = list(csv.DictReader(handle))
-        if rows:
-            found["PPO"] = float(rows[-1]["seconds"])
+        rows = log.read_text().splitlines()
+        if len(rows) > 1:  # a header and at least one iteration
+            found["PPO"] = _record_seconds(log, lambda text: list(csv.DictReader(text.splitlines()))[-1]["seconds"])
     return found
+
+
+def _record_seconds(path: Path, read) -> float:
+    """``read(path's text)`` as a number of seconds, or a ``ValueError`` naming ``path``."""
+    try:
+        seconds = float(read(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+        raise ValueError(f"{path}: no readable 'seconds' in it ({type(error).__name__}: {error})") from error
+    if not seconds >= 0:
+        raise ValueError(f"{path}: 'seconds' must be a number >= 0, got {seconds}")
+    return seconds
 
 
 def report(wall: float, peak_gb: float, parts: dict[str, float], command: str) -> str:
@@ -96,14 +111,20 @@ def main() -> None:
     if args.timed_by is not None:
         if args.train_args:
             parser.error("--timed-by reads a finished run: give no train_mara.py arguments")
-        wall, peak = read_gnu_time(args.timed_by)
+        try:
+            wall, peak = read_gnu_time(args.timed_by)
+        except ValueError as error:
+            parser.error(str(error))
         command = args.command or f"a run into {args.run_dir}"
     else:
         if "--out" in args.train_args:
             parser.error("the run's folder is --run-dir; leave --out out of train_mara.py's arguments")
         wall, peak = time_run(args.train_args, args.run_dir)
         command = " ".join(["python examples/train_mara.py", *args.train_args, "--out", str(args.run_dir)])
-    parts = phases(args.run_dir)
+    try:
+        parts = phases(args.run_dir)
+    except ValueError as error:
+        raise SystemExit(f"the run's records: {error}") from None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report(wall, peak, parts, command))
     figures = {"command": command, "wall_seconds": round(wall, 1), "peak_gb": round(peak, 2), "phases": parts}

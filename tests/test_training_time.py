@@ -35,6 +35,8 @@ def test_gnu_time_report_by_hand(tmp_path):
     path.write_text("Exit status: 0\n")
     with pytest.raises(ValueError, match="not a `/usr/bin/time -v` report"):
         module.read_gnu_time(path)
+    with pytest.raises(ValueError, match="cannot be read"):
+        module.read_gnu_time(tmp_path / "missing.time")
 
 
 def test_phases_and_report_by_hand(tmp_path):
@@ -48,6 +50,19 @@ def test_phases_and_report_by_hand(tmp_path):
     assert "15.5 GB" in text
     (tmp_path / "warm_start_rule_gate.json").unlink()  # a run without the step
     assert "rule-gate step" not in module.phases(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "file, text",
+    [("warm_start.json", "{not json"), ("warm_start.json", '{"bc_loss": 1}'), ("warm_start.json", '{"seconds": -3}'),
+     ("log.csv", "iteration,turns\n1,4096\n"), ("log.csv", "iteration,seconds\n1,soon\n")],
+)  # fmt: skip
+def test_a_corrupt_record_is_named(tmp_path, file, text):
+    module = load_script("benchmarks/training_time.py")
+    _fake_run(tmp_path)
+    (tmp_path / file).write_text(text)
+    with pytest.raises(ValueError, match=file):
+        module.phases(tmp_path)
 
 
 def test_launcher_times_a_stand_in_and_refuses_a_failed_run(tmp_path, monkeypatch):
