@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -109,7 +110,18 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="with --teach-only: of those slots, only the ones the teacher labels with edf and uniform, not srw",
     )
+    parser.add_argument(
+        "--hold-weight",
+        type=float,
+        default=1.0,
+        help="with --teach-only: weigh every slot outside the corner this many times (default 1), so the refit "
+        "holds the gate's own weights there harder",
+    )
     args = checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
+    if args.hold_weight != 1.0 and args.teach_only is None:
+        parser.error("--hold-weight needs --teach-only")
+    if not (math.isfinite(args.hold_weight) and args.hold_weight > 0):
+        parser.error(f"--hold-weight must be a finite number > 0, got {args.hold_weight}")
     if args.teach_only is not None:
         if args.labels is None:
             parser.error("--teach-only relabels saved --labels (name the labels.npz of an earlier run)")
@@ -180,7 +192,7 @@ def main() -> None:
         try:
             labels = joined_labels(net, args.labels)
             if args.teach_only is not None:
-                labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only)
+                labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
             rounds = [{"labels": named, "slots": len(labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
         except ValueError as error:
@@ -209,7 +221,8 @@ def main() -> None:
     recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
     if args.teach_only is not None:  # a --labels refit
         workload, (low, high) = args.teach_only
-        recorded = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only}
+        recorded = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only,
+                    "hold_weight": args.hold_weight}  # fmt: skip
     write_report(args, rounds, "fitted gate", recorded)
 
 

@@ -185,8 +185,13 @@ def test_keep_own_gate_labels_every_untaught_slot_with_the_gates_own_weights():
     planners = keep_own_gate(_net(), labels, "tabular", (17, 64), planners_only=True)
     np.testing.assert_allclose(planners.counts, [[0, 3, 0], [2 / 3, 2 / 3, 2 / 3], [2, 2, 2], [2, 2, 2]], rtol=1e-6)
     np.testing.assert_array_equal(labels.counts, counts)  # the labels given are left as they were
+    held = keep_own_gate(_net(), labels, "tabular", (17, 64), hold_weight=3.0)  # held slots count 3 times
+    np.testing.assert_allclose(held.counts, [[0, 3, 0], [2, 0, 0], [6, 6, 6], [6, 6, 6]], rtol=1e-6)
     with pytest.raises(ValueError, match="nodes must be a range 1 <= LO <= HI, got 9-8"):
         keep_own_gate(_net(), labels, "tabular", (9, 8))
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="hold_weight must be a finite number > 0"):
+            keep_own_gate(_net(), labels, "tabular", (17, 64), hold_weight=bad)
 
 
 def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
@@ -199,7 +204,8 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
                str(tmp_path / "labels.npz"), "--steps", "200", "--out", str(tmp_path / "o")]  # fmt: skip
     done = subprocess.run([*command, "--teach-only", "tabular,17-64"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads((tmp_path / "o" / "report.json").read_text())["teach_only"] == "tabular,17-64"
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["teach_only"] == "tabular,17-64" and report["hold_weight"] == 1.0
     refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
     big, small = (
         GateLabels(inputs[s], counts[s], np.full(20, "tabular"), np.full(20, 32)) for s in (slice(20), slice(20, 40))
@@ -212,6 +218,8 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
         (["--teach-only", "tabular,17"], "--teach-only wants WORKLOAD,LO-HI"),
         (["--teach-only", "nosuch,1-8"], "a registered workload"),
         (["--teach-planners-only"], "--teach-planners-only needs --teach-only"),
+        (["--hold-weight", "4"], "--hold-weight needs --teach-only"),
+        (["--teach-only", "tabular,17-64", "--hold-weight", "0"], "--hold-weight must be a finite number > 0"),
     ]:
         refused = subprocess.run([*command, *flags], capture_output=True, text=True)
         assert refused.returncode == 2 and message in refused.stderr, refused.stderr

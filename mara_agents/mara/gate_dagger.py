@@ -200,12 +200,18 @@ def gate_agreement(net: SlotMARANet, labels: GateLabels) -> float:
 
 
 def keep_own_gate(
-    net: SlotMARANet, labels: GateLabels, workload: str, nodes: tuple[int, int], planners_only: bool = False
+    net: SlotMARANet,
+    labels: GateLabels,
+    workload: str,
+    nodes: tuple[int, int],
+    planners_only: bool = False,
+    hold_weight: float = 1.0,
 ) -> GateLabels:
     """``labels`` with the teacher's counts kept only on ``workload`` slots of ``nodes[0]``-``nodes[1]``
     nodes (with ``planners_only``: of those, the slots the teacher gave more turns on ``edf`` and
     ``uniform`` than on ``srw``); every other slot is labelled with ``net``'s own path weights times its
-    turns, so a refit moves the gate where the teacher leads and holds it elsewhere.
+    turns, times ``hold_weight``, so a refit moves the gate where the teacher leads and holds it
+    elsewhere (the harder the larger ``hold_weight``).
 
     Why: the shipped generalist's gate and learned scores are fitted to each other, and a gate refitted
     on its teacher everywhere lost 2-4 points on 8-node ``vision`` and ``mixed``, where the policy leads
@@ -213,12 +219,14 @@ def keep_own_gate(
     low, high = nodes
     if not 1 <= low <= high:
         raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {low}-{high}")
+    if not (np.isfinite(hold_weight) and hold_weight > 0):
+        raise ValueError(f"hold_weight must be a finite number > 0, got {hold_weight}")
     taught = (labels.workloads == workload) & (labels.nodes >= low) & (labels.nodes <= high)
     if planners_only:
         taught &= labels.counts[:, 0] < labels.counts[:, 1:].sum(1)
     with torch.no_grad():
         own = _path_weights(net, labels).numpy()
-    counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True))
+    counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True) * hold_weight)
     return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes, labels.reader)
 
 
