@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sys
@@ -44,6 +43,7 @@ from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa
 from mara_agents.mara.gate_dagger import (  # noqa: E402
     GateLabels,
     check_first_episode,
+    check_hold_weight,
     dagger_rounds,
     fit_gate,
     keep_own_gate,
@@ -113,15 +113,18 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--hold-weight",
         type=float,
-        default=1.0,
         help="with --teach-only: weigh every slot outside the corner this many times (default 1), so the refit "
         "holds the gate's own weights there harder",
     )
     args = checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
-    if args.hold_weight != 1.0 and args.teach_only is None:
+    if args.hold_weight is None:
+        args.hold_weight = 1.0
+    elif args.teach_only is None:
         parser.error("--hold-weight needs --teach-only")
-    if not (math.isfinite(args.hold_weight) and args.hold_weight > 0):
-        parser.error(f"--hold-weight must be a finite number > 0, got {args.hold_weight}")
+    try:
+        check_hold_weight(args.hold_weight, name="--hold-weight")
+    except ValueError as error:
+        parser.error(str(error))
     if args.teach_only is not None:
         if args.labels is None:
             parser.error("--teach-only relabels saved --labels (name the labels.npz of an earlier run)")

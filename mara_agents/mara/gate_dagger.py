@@ -219,8 +219,7 @@ def keep_own_gate(
     low, high = nodes
     if not 1 <= low <= high:
         raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {low}-{high}")
-    if not (np.isfinite(hold_weight) and hold_weight > 0):
-        raise ValueError(f"hold_weight must be a finite number > 0, got {hold_weight}")
+    check_hold_weight(hold_weight)
     taught = (labels.workloads == workload) & (labels.nodes >= low) & (labels.nodes <= high)
     if planners_only:
         taught &= labels.counts[:, 0] < labels.counts[:, 1:].sum(1)
@@ -228,6 +227,12 @@ def keep_own_gate(
         own = _path_weights(net, labels).numpy()
     counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True) * hold_weight)
     return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes, labels.reader)
+
+
+def check_hold_weight(hold_weight: float, name: str = "hold_weight") -> None:
+    """``ValueError`` (naming the value ``name``) unless ``hold_weight`` is a finite number > 0."""
+    if not (np.isfinite(hold_weight) and hold_weight > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {hold_weight}")
 
 
 def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3) -> dict[str, float]:
