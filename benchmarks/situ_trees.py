@@ -37,6 +37,7 @@ from generalisation import table_size  # the sibling script (benchmarks/ is on s
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference
+from mara_env.forecast import FORECASTERS
 from mara_env.forecast.base import MAX_REMAINING, Forecast, History, validate_targets
 from mara_env.forecast.flow import FlowForecaster
 from mara_env.forecast.situ import CaseRecorder, record_cases, refinable, situ_features
@@ -122,7 +123,7 @@ def _play(job: tuple) -> list[float]:
 
 def forecaster_of(label: str) -> str | TreeSitu:
     """The forecaster behind ``srw@label``: a registered name or a fitted tree variant."""
-    return label if label in ("flow", "flow_situ", "oracle") else TreeSitu(label)
+    return label if label in FORECASTERS else TreeSitu(label)
 
 
 def report(rates: dict[str, dict[str, list[float]]], labels: list[str], cells: list[str], seconds: float) -> str:
