@@ -51,6 +51,10 @@ class EnvConfig:
     forecaster: Any = "flow"
     """``"flow"`` (default), ``"none"`` (no forecast features), another name in
     ``mara_env.forecast.FORECASTERS`` or a forecaster object."""
+    calibrate_forecasts: bool = False
+    """Rescale every forecast within an episode by the work its finished tasks needed against their
+    first forecasts (``mara_env.forecast.in_episode``); needs a forecaster other than ``"none"`` and
+    ``"oracle"``."""
     max_cycles: int | None = None
     """Truncate after this many slots (``None``: the horizon)."""
     render_mode: str | None = None
@@ -77,8 +81,15 @@ class EnvConfig:
         self._check_numbers()
 
     def _check_choices(self) -> None:
-        require(isinstance(self.shaping, (bool, np.bool_)), "shaping", "True or False", self.shaping)
-        object.__setattr__(self, "shaping", bool(self.shaping))
+        for flag in ("shaping", "calibrate_forecasts"):
+            value = getattr(self, flag)
+            require(isinstance(value, (bool, np.bool_)), flag, "True or False", value)
+            object.__setattr__(self, flag, bool(value))
+        if self.calibrate_forecasts and isinstance(self.forecaster, str) and self.forecaster in ("none", "oracle"):
+            raise ValueError(
+                f"calibrate_forecasts=True needs a forecaster that estimates (flow, wls, ...), got forecaster="
+                f"{self.forecaster!r}: 'none' has no forecasts and the oracle's are the truth"
+            )
         require(
             self.invalid_action in INVALID_ACTION_MODES,
             "invalid_action",

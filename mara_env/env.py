@@ -24,6 +24,7 @@ from mara_env.config import DEFAULTS, EnvConfig
 from mara_env.core import IDLE, FaultModel, Simulator, SlotResult
 from mara_env.forecast import Forecaster
 from mara_env.forecast.features import ForecastFeatures
+from mara_env.forecast.in_episode import InEpisodeCalibration
 from mara_env.observation import BOUND, ObservationLayout, SlotObservations
 from mara_env.render import ansi_table, gantt_chart
 from mara_env.workloads import (
@@ -42,8 +43,11 @@ MAX_EXPECTED_ARRIVALS = 1_000_000  # load x nodes x horizon beyond this would al
 INFO_KEYS = ("slot", "completions", "expirations", "shaped_reward", "invalid_actions", "metrics")
 
 
-def forecast_features(forecaster: str | Forecaster | None, max_tasks: int) -> ForecastFeatures | None:
-    """The per-slot forecast feature builder for an env's ``forecaster`` setting (None for ``"none"``)."""
+def forecast_features(
+    forecaster: str | Forecaster | None, max_tasks: int, calibrate: bool = False
+) -> ForecastFeatures | None:
+    """The per-slot forecast feature builder for an env's ``forecaster`` setting (None for ``"none"``),
+    with an in-episode calibration when ``calibrate``."""
     if forecaster is None or forecaster == "none":
         return None
     if isinstance(forecaster, str):
@@ -53,7 +57,9 @@ def forecast_features(forecaster: str | Forecaster | None, max_tasks: int) -> Fo
         forecaster = forecast.make(forecaster)
     elif not callable(getattr(forecaster, "predict", None)):
         raise ValueError(f"forecaster must be a name or an object with predict(), got {forecaster!r}")
-    return ForecastFeatures(forecaster, max_tasks)
+    if calibrate and getattr(forecaster, "needs_truth", False):
+        raise ValueError("calibrate_forecasts must be False with a forecaster that reads the truth (the oracle)")
+    return ForecastFeatures(forecaster, max_tasks, InEpisodeCalibration() if calibrate else None)
 
 
 class InvalidActionError(ValueError):
@@ -105,7 +111,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             warnings.warn(f"load={cfg.load!r} does not apply to a trace: its rows give the arrivals", stacklevel=2)
         self.render_mode = cfg.render_mode
         self.layout = ObservationLayout(cfg.max_tasks, cfg.history_window, cfg.num_nodes)
-        self.slot = SlotObservations(self.layout, forecast_features(cfg.forecaster, cfg.max_tasks))
+        forecasts = forecast_features(cfg.forecaster, cfg.max_tasks, cfg.calibrate_forecasts)
+        self.slot = SlotObservations(self.layout, forecasts)
         self.possible_agents = [f"node_{i}" for i in range(cfg.num_nodes)]
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self._set_spaces()
@@ -122,11 +129,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.state_space = spaces.Box(-BOUND, BOUND, shape=(layout.state_size,), dtype=np.float32)
 
     def metrics(self) -> dict[str, Any]:
-        """The episode's metrics so far: the simulator's, the invalid actions played as idle, and the
-        rows of a trace that fell outside the horizon."""
+        """The episode's metrics so far: the simulator's, the invalid actions played as idle, the
+        rows of a trace that fell outside the horizon, and with ``calibrate_forecasts`` the forecasts'
+        log shift."""
         metrics = self.sim.metrics()
         metrics["invalid_actions"] = self._invalid_actions
         metrics["trace_rows_dropped"] = int(getattr(self.arrivals, "rows_dropped", 0))
+        calibration = getattr(self.slot.forecasts, "calibration", None)
+        if calibration is not None:  # what the in-episode calibration has learnt so far
+            metrics["forecast_log_shift"] = calibration.log_shift
         return metrics
 
     @property
