@@ -7,6 +7,7 @@ The ablations of docs/mara_policy.md change one thing each:
 
     --no-shaping                 # completions only, no potential-based progress reward
     --forecaster none|wls|dkf|flow|flow_fixed   # the forecast features the policy reads
+    --calibrate-forecasts        # ... scaled within each episode by its finished tasks (opt-in env setting)
     --non-autoregressive         # earlier nodes' choices hidden from the actor
     --teacher none               # pure PPO from random weights (no warm start, no guidance)
     --no-hints                   # (generalist) the slot actor without the srw plan as row features
@@ -136,6 +137,12 @@ def parse_args() -> argparse.Namespace:
         "--forecaster",
         choices=["none", *(name for name in FORECASTERS if name != "oracle")],  # the oracle would be cheating
         help=f"the policy's forecast features (default: the config's, {GENERALIST_FORECASTER} with --generalist)",
+    )
+    parser.add_argument(
+        "--calibrate-forecasts",
+        action="store_true",
+        help="train (and evaluate) on envs with calibrate_forecasts=True: each episode's forecasts scaled by the "
+        "work its finished tasks needed (docs/forecasters.md); the checkpoint then asks for it",
     )
     parser.add_argument("--no-shaping", action="store_true", help="train on completions alone")
     parser.add_argument("--non-autoregressive", action="store_true", help="hide earlier nodes' choices from the actor")
@@ -306,6 +313,10 @@ def configure(args: argparse.Namespace) -> PPOConfig:
         config.teacher = None if args.teacher == "none" else args.teacher
     if args.forecaster is not None:
         config.env["forecaster"] = args.forecaster
+    if args.calibrate_forecasts:
+        if config.env.get("forecaster") == "none":
+            raise SystemExit("--calibrate-forecasts needs forecasts to calibrate: not with --forecaster none")
+        config.env["calibrate_forecasts"] = True
     if args.no_shaping:
         config.env["shaping"] = False
     config.autoregressive = not args.non_autoregressive
@@ -313,7 +324,8 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     if args.generalist:
         if args.forecaster is None:
             config.env["forecaster"] = GENERALIST_FORECASTER
-        fixed = {key: config.env[key] for key in ("shaping", "forecaster", "curve_split")}
+        shared = ("shaping", "forecaster", "curve_split", "calibrate_forecasts")
+        fixed = {key: config.env[key] for key in shared if key in config.env}
         small = {"nodes": (2, 6), "max_tasks_cap": 24, "turns_per_episode": 240, "horizon": (20, 60)}
         max_rows = GENERALIST_MAX_ROWS if args.max_rows is None and not args.quick else args.max_rows
         sizes = {} if max_rows is None else {"max_tasks_cap": max_rows}

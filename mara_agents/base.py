@@ -49,9 +49,11 @@ class EnvRequirements:
             raise ValueError("name the forecaster with EnvRequirements(forecaster=...), not in settings")
 
     @classmethod
-    def trained_on(cls, env_kwargs: Mapping[str, Any], shape: tuple[str, ...] = ("history_window",)) -> EnvRequirements:
+    def trained_on(
+        cls, env_kwargs: Mapping[str, Any], shape: tuple[str, ...] = ("history_window", "calibrate_forecasts")
+    ) -> EnvRequirements:
         """The requirements of a policy trained on ``raw_env(**env_kwargs)``: the same forecaster (the
-        env's default if none was named) and the same values of the ``shape`` settings."""
+        env's default if none was named) and the same values of the ``shape`` settings it names."""
         forecaster = env_kwargs.get("forecaster", DEFAULTS.forecaster)
         settings = {key: env_kwargs[key] for key in shape if key in env_kwargs}
         return cls(reads_forecasts=forecaster != "none", forecaster=forecaster, settings=settings)

@@ -43,7 +43,8 @@ def env_config(scheduler: object, env_kwargs: dict) -> dict:
     """The ``raw_env`` keywords to play ``scheduler`` with: ``env_kwargs``, test curves by default, and
     what the scheduler's :class:`~mara_agents.base.EnvRequirements` ask for.
 
-    - A scheduler that does not read forecasts runs with ``forecaster="none"`` unless one is given.
+    - A scheduler that does not read forecasts runs with ``forecaster="none"`` (and no
+      ``calibrate_forecasts``) unless a forecaster is given.
     - One that reads them gets the forecaster it names, else the one given, else the env's default
       (``EnvConfig.forecaster``); ``forecaster="none"`` for it is an error.
     - Its fixed ``settings`` (e.g. ``history_window``) are applied; a different given value is an error.
@@ -57,7 +58,9 @@ def env_config(scheduler: object, env_kwargs: dict) -> dict:
             raise ValueError(f"{name} needs forecaster={needs.forecaster!r}, got forecaster={given!r}")
         config["forecaster"] = needs.forecaster
     elif not needs.reads_forecasts:
-        config.setdefault("forecaster", "none")
+        if given is None:  # no forecasts to read, none to calibrate: what it sees is the same
+            config["forecaster"] = "none"
+            config.pop("calibrate_forecasts", None)
     elif given in (None, "none"):
         if given == "none":
             raise ValueError(f"{name} reads forecast features, so it cannot run with forecaster='none'")

@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 
 import mara_env
+from mara_agents import load_agent
+from mara_agents.base import EnvRequirements
+from mara_agents.evaluation import env_config
 from mara_env.forecast import MAX_REMAINING, Forecast
 from mara_env.forecast.features import ForecastFeatures
 from mara_env.forecast.in_episode import InEpisodeCalibration
 from mara_env.forecast.oracle import OracleForecaster
 from mara_env.observation import WORK_SCALE, decode
+from tests.test_mara_policy import _train_mara_config
 
 
 def calibration_with_ratios(ratios, prior=20.0, **kwargs):
@@ -145,3 +149,23 @@ def test_calibration_of_a_truth_reading_object_and_a_non_bool_flag_are_refused()
         mara_env.raw_env(forecaster=OracleForecaster(), calibrate_forecasts=True)
     with pytest.raises(ValueError, match="calibrate_forecasts must be True or False"):
         mara_env.raw_env(calibrate_forecasts="yes")
+
+
+def test_a_policy_trained_calibrated_asks_for_it_and_one_trained_plain_does_not():
+    calibrated = EnvRequirements.trained_on({"forecaster": "flow", "history_window": 8, "calibrate_forecasts": True})
+    assert calibrated.settings == {"history_window": 8, "calibrate_forecasts": True}
+    assert "calibrate_forecasts" not in EnvRequirements.trained_on({"history_window": 8}).settings
+
+
+def test_schedulers_without_forecasts_play_a_calibrated_request_without_forecasts():
+    # edf reads no forecasts: it plays on forecaster="none", so there is nothing to calibrate
+    assert "calibrate_forecasts" not in env_config(load_agent("edf"), {"calibrate_forecasts": True})
+    assert env_config(load_agent("srw"), {"calibrate_forecasts": True})["calibrate_forecasts"] is True
+
+
+def test_train_mara_calibrate_forecasts_reaches_every_scenario(monkeypatch):
+    config = _train_mara_config(monkeypatch, "--generalist", "--calibrate-forecasts")
+    assert config.env["calibrate_forecasts"] is True and config.scenarios.fixed["calibrate_forecasts"] is True
+    assert "calibrate_forecasts" not in _train_mara_config(monkeypatch, "--generalist").scenarios.fixed
+    with pytest.raises(SystemExit, match="--calibrate-forecasts needs forecasts"):
+        _train_mara_config(monkeypatch, "--calibrate-forecasts", "--forecaster", "none")
