@@ -57,3 +57,26 @@ def test_malformed_cells_and_a_missing_trace_exit_2(tmp_path):
             capture_output=True, text=True, cwd=ROOT,
         )  # fmt: skip
         assert result.returncode == 2 and ("WORKLOAD:LOAD:NODES" in result.stderr or "not a file" in result.stderr)
+
+
+def test_lead_is_against_the_better_of_srw_and_edf_uniform_on_the_same_env():
+    rates = {"srw": [0.5, 0.5], "srw+cal": [0.8, 0.8], "edf_uniform": [0.6, 0.7], "m": [0.7, 0.7], "m+cal": [0.7, 0.9]}
+    assert bench.lead(rates, "m")["mean"] == pytest.approx(0.05)  # against edf_uniform (0.65 > 0.5)
+    assert bench.lead(rates, "m+cal")["mean"] == pytest.approx(0.0)  # against srw calibrated (0.8)
+    lines = bench.lead_lines({"c": rates}, ["m", "m+cal"], ["c"])
+    assert "- `m`: +5.0 over 1 cells; 0 below, 0 above" in lines
+
+
+def test_a_policy_trained_calibrated_gets_its_own_column_and_lead():
+    rates = {"rl:train:8": {"srw": [0.5, 0.6], "srw+cal": [0.6, 0.8], "edf_uniform": [0.7, 0.7], "p+cal": [0.9, 0.9]}}
+    text = bench.report(rates, {"rl:train:8": [-0.5]}, ["srw"], ["rl:train:8"], 1.0, ["p"])
+    assert "| edf_uniform | p (trained calibrated) |" in text and text.count("| 0.900 |") == 1
+    assert "- `p+cal`: +20.0 over 1 cells" in text  # against srw calibrated: 0.9 - 0.7
+
+
+def test_reuse_keeps_an_earlier_runs_episodes_and_refuses_other_seeds(tmp_path):
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"seeds": 8, "rates": {"a": {"srw": [0.5]}}, "shifts": {"a": [0.1]}}))
+    assert bench.reused(earlier, 8) == ({"a": {"srw": [0.5]}}, {"a": [0.1]})
+    with pytest.raises(SystemExit, match="played 8 seeds per cell, this run 4"):
+        bench.reused(earlier, 4)
