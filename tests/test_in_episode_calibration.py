@@ -169,3 +169,13 @@ def test_train_mara_calibrate_forecasts_reaches_every_scenario(monkeypatch):
     assert "calibrate_forecasts" not in _train_mara_config(monkeypatch, "--generalist").scenarios.fixed
     with pytest.raises(SystemExit, match="--calibrate-forecasts needs forecasts"):
         _train_mara_config(monkeypatch, "--calibrate-forecasts", "--forecaster", "none")
+
+
+def test_a_calibrated_env_passes_pettingzoos_api_and_seed_tests():
+    from pettingzoo.test import api_test, seed_test
+
+    def make():
+        return mara_env.env(num_nodes=4, max_tasks=8, horizon=60, workload="rl", calibrate_forecasts=True)
+
+    api_test(make(), num_cycles=200)
+    seed_test(make, num_cycles=200)
