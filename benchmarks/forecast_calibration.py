@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
+from generalisation import TRACE_CELL, parse_cells, validation_env  # the sibling script (benchmarks/ is on sys.path)
 
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
@@ -35,26 +35,6 @@ from mara_agents.stats import format_mean_ci, paired_difference, significance
 VAL_SEED = 10_000_000
 DEFAULT_CELLS = [f"{w}:{load}:{m}" for m in (8, 32) for w in ("synthetic", "vision", "rl", "mixed", "charlm", "tabular")
                  for load in ("train", "heavy")]  # fmt: skip
-
-
-def parse_cells(texts: list[str]) -> list[tuple[str, str, int]]:
-    """``WORKLOAD:LOAD:NODES`` strings as tuples; ``ValueError`` naming a malformed one."""
-    cells = []
-    for text in texts:
-        parts = text.split(":")
-        if len(parts) != 3 or not parts[2].isdigit() or int(parts[2]) < 1:
-            raise ValueError(f"a cell is WORKLOAD:LOAD:NODES with NODES >= 1, e.g. rl:train:32; got {text!r}")
-        cells.append((parts[0], parts[1], int(parts[2])))
-    return cells
-
-
-def cell_env(cell: tuple[str, str, int], trace: Path | None, horizon: int) -> dict:
-    """The env settings of one cell (``("trace", "-", 32)`` replays ``trace``)."""
-    workload, load, nodes = cell
-    env = dict(num_nodes=nodes, max_tasks=table_size(nodes), horizon=horizon, curve_split="val")
-    if workload == "trace":
-        return env | dict(workload="mixed", arrivals={"trace": str(trace), "slot_seconds": 600.0})
-    return env | dict(workload=workload, load=load)
 
 
 def reused(path: Path, seeds: int) -> tuple[dict, dict]:
@@ -67,7 +47,7 @@ def reused(path: Path, seeds: int) -> tuple[dict, dict]:
 
 def _play(job: tuple) -> list[dict]:
     agent, calibrate, cell, seeds, horizon, trace = job
-    env = cell_env(cell, trace, horizon) | ({"calibrate_forecasts": True} if calibrate else {})
+    env = validation_env(cell, trace, horizon) | ({"calibrate_forecasts": True} if calibrate else {})
     records = evaluate(agent, range(VAL_SEED, VAL_SEED + seeds), **env)
     return [{"completion_rate": r["completion_rate"], "log_shift": r.get("forecast_log_shift")} for r in records]
 
@@ -141,7 +121,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="processes")
     args = parser.parse_args()
     try:
-        cells = parse_cells(args.cells) + ([("trace", "-", 32)] if args.trace else [])
+        cells = parse_cells(args.cells) + ([TRACE_CELL] if args.trace else [])
     except ValueError as error:
         parser.error(str(error))
     if args.trace is not None and not args.trace.is_file():

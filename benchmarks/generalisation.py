@@ -51,6 +51,31 @@ def table_size(nodes: int) -> int:
     return max(16, 2 * nodes)
 
 
+TRACE_CELL = ("trace", "-", 32)  # the forecast probes' trace cell, at the table's trace size
+
+
+def parse_cells(texts: list[str]) -> list[tuple[str, str, int]]:
+    """``WORKLOAD:LOAD:NODES`` strings as tuples; ``ValueError`` naming a malformed one."""
+    cells = []
+    for text in texts:
+        parts = text.split(":")
+        if len(parts) != 3 or not parts[2].isdigit() or int(parts[2]) < 1:
+            raise ValueError(f"a cell is WORKLOAD:LOAD:NODES with NODES >= 1, e.g. rl:train:32; got {text!r}")
+        cells.append((parts[0], parts[1], int(parts[2])))
+    return cells
+
+
+def validation_env(cell: tuple[str, str, int], trace: Path | None, horizon: int) -> dict:
+    """The env settings of one probe cell on validation curves; :data:`TRACE_CELL` replays ``trace`` as
+    the table does (``mixed`` curves, 600 s slots). The forecast probes (``situ_trees.py``,
+    ``forecast_calibration.py``) play their cells through it."""
+    workload, load, nodes = cell
+    env = dict(num_nodes=nodes, max_tasks=table_size(nodes), horizon=horizon, curve_split="val")
+    if workload == "trace":
+        return env | dict(workload="mixed", arrivals={"trace": str(trace), "slot_seconds": 600.0})
+    return env | dict(workload=workload, load=load)
+
+
 def cell_row(
     results: dict, key: tuple[str, str, str], agents: list[str], mara: str = "mara"
 ) -> tuple[list[str], dict | None]:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from generalisation import table_size  # the sibling script (benchmarks/ is on sys.path)
+from generalisation import TRACE_CELL, parse_cells, table_size, validation_env  # the sibling script
 
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
@@ -110,12 +110,7 @@ def recording_grid(sizes: Sequence[int], horizon: int) -> list[dict]:
 
 def _play(job: tuple) -> list[float]:
     label, cell, seeds, horizon, trace = job
-    workload, load, nodes = cell
-    env = dict(num_nodes=nodes, max_tasks=table_size(nodes), horizon=horizon, curve_split="val")
-    if workload == "trace":  # as the generalisation table replays it: mixed curves, 600 s slots
-        env |= dict(workload="mixed", arrivals={"trace": str(trace), "slot_seconds": 600.0})
-    else:
-        env |= dict(workload=workload, load=load)
+    env = validation_env(cell, trace, horizon)
     agent, forecaster = (label, {}) if label == "edf_uniform" else ("srw", {"forecaster": forecaster_of(label)})
     records = evaluate(agent, range(VAL_SEED, VAL_SEED + seeds), **env, **forecaster)
     return [r["completion_rate"] for r in records]
@@ -164,9 +159,10 @@ def main() -> None:
         import sklearn  # noqa: F401
     except ImportError:
         raise SystemExit("situ_trees.py fits scikit-learn's trees: pip install -e '.[dev]' (or scikit-learn)") from None
-    cells = [tuple(c.split(":")) for c in args.cells] + ([("trace", "-", "32")] if args.trace else [])
-    if any(len(c) != 3 or not c[2].isdigit() for c in cells):
-        parser.error("--cells takes WORKLOAD:LOAD:NODES, e.g. rl:train:32")
+    try:
+        cells = parse_cells(args.cells) + ([TRACE_CELL] if args.trace else [])
+    except ValueError as error:
+        parser.error(str(error))
     from threadpoolctl import threadpool_limits
 
     began = time.time()
@@ -182,7 +178,7 @@ def main() -> None:
     print(text)
 
 
-def play_all(args: argparse.Namespace, cells: list[tuple[str, str, str]]) -> tuple[dict, int]:
+def play_all(args: argparse.Namespace, cells: list[tuple[str, str, int]]) -> tuple[dict, int]:
     """Record the cases, fit the variants, play every cell: completion rates by cell and label, and
     the number of cases."""
     parts = map_forked(_record, recording_grid(args.record_sizes, args.horizon), args.jobs, desc="cases")
@@ -192,8 +188,7 @@ def play_all(args: argparse.Namespace, cells: list[tuple[str, str, str]]) -> tup
     FITTED.update(trees=fit_trees(cases, False, 0), trees_scale=fit_trees(cases, True, 0),
                   **{held: fit_trees(kept, True, 0)})  # fmt: skip
     labels = ["flow", "flow_situ", "trees", "trees_scale", held, "oracle", "edf_uniform"]
-    jobs = [(label, (w, load, int(m)), args.seeds, args.horizon, args.trace) for w, load, m in cells
-            for label in labels]  # fmt: skip
+    jobs = [(label, cell, args.seeds, args.horizon, args.trace) for cell in cells for label in labels]
     played = map_forked(_play, jobs, args.jobs, desc="episodes of srw and edf_uniform")
     rates: dict[str, dict[str, list[float]]] = {}
     for (label, (w, load, m), *_), values in zip(jobs, played):

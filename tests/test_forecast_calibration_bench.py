@@ -20,10 +20,10 @@ def test_cells_parse_and_malformed_ones_are_named():
 
 def test_a_trace_cell_replays_the_trace_on_mixed_curves_and_others_take_their_load(tmp_path):
     trace = tmp_path / "t.csv"
-    env = bench.cell_env(("trace", "-", 32), trace, 300)
+    env = bench.validation_env(("trace", "-", 32), trace, 300)
     assert env["workload"] == "mixed" and env["arrivals"] == {"trace": str(trace), "slot_seconds": 600.0}
     assert env["max_tasks"] == 64 and env["curve_split"] == "val" and "load" not in env
-    assert bench.cell_env(("rl", "heavy", 4), None, 50) == dict(
+    assert bench.validation_env(("rl", "heavy", 4), None, 50) == dict(
         num_nodes=4, max_tasks=16, horizon=50, curve_split="val", workload="rl", load="heavy"
     )
 
