@@ -85,11 +85,9 @@ class EnvConfig:
             value = getattr(self, flag)
             require(isinstance(value, (bool, np.bool_)), flag, "True or False", value)
             object.__setattr__(self, flag, bool(value))
-        if self.calibrate_forecasts and isinstance(self.forecaster, str) and self.forecaster in ("none", "oracle"):
-            raise ValueError(
-                f"calibrate_forecasts=True needs a forecaster that estimates (flow, wls, ...), got forecaster="
-                f"{self.forecaster!r}: 'none' has no forecasts and the oracle's are the truth"
-            )
+        # a forecaster that reads the truth (the oracle) is refused where it is built: needs_truth tells
+        require(not (self.calibrate_forecasts and self.forecaster == "none"), "calibrate_forecasts",
+                "False with forecaster='none' (no forecasts to calibrate)", self.calibrate_forecasts)  # fmt: skip
         require(
             self.invalid_action in INVALID_ACTION_MODES,
             "invalid_action",
