@@ -1,7 +1,7 @@
 """In-episode forecast calibration (``calibrate_forecasts=True``): what it does for schedulers that read forecasts.
 
     python benchmarks/forecast_calibration.py --out docs/results/forecast_calibration \\
-        --trace runs/traces/bursty_heavy.csv        # about 12 minutes on 2 cores
+        --trace runs/traces/bursty_heavy.csv        # about 10 minutes on 2 cores
 
 Plays each scheduler on the env as it is and on the env with ``calibrate_forecasts=True`` (the
 forecasts of an episode rescaled by the work its finished tasks needed; ``mara_env.forecast.in_episode``),
