@@ -40,6 +40,7 @@ from mara_env.workloads.arrivals import uses_load
 
 ENV_ID = "mara/ClusterScheduling-v0"
 MAX_EXPECTED_ARRIVALS = 1_000_000  # load x nodes x horizon beyond this would allocate without end
+FORECAST_NOISE_STREAM = 0xF0CA57  # spawns the forecaster's noise seeds from an episode's seed
 INFO_KEYS = ("slot", "completions", "expirations", "shaped_reward", "invalid_actions", "metrics")
 
 
@@ -117,6 +118,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self._set_spaces()
         self._np_random: np.random.Generator | None = None
+        self._noise_seeds: np.random.Generator | None = None  # seeds of the forecaster's noise, one per episode
         self.sim: Simulator | None = None
 
     def _set_spaces(self) -> None:
@@ -161,6 +163,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
+            # the forecaster's noise: a stream of its own, so the episodes' tasks and faults stay as they were
+            self._noise_seeds = np.random.default_rng(None if seed is None else [seed, FORECAST_NOISE_STREAM])
         cfg = self.sim_config
         tasks = generate_episode(self.workload, self._np_random, self.rate, cfg.horizon, self.deadlines, self.arrivals)
         self.sim = Simulator(cfg, tasks)
@@ -174,7 +178,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._invalid_actions = 0
         self._gantt: list[np.ndarray] = []
         self._potential = self.sim.potential()
-        self.slot.reset()
+        self.slot.reset(noise_seed=int(self._noise_seeds.integers(2**63)))
         self._begin_slot()
         info = self._info(slot=0, completions=0, expirations=0, reward=0.0)
         self.infos = {a: dict(info) for a in self.agents}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,6 +51,16 @@ class Forecaster(Protocol):
     name: str
 
     def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast: ...
+
+
+@runtime_checkable
+class ReseedableForecaster(Protocol):
+    """A forecaster that draws noise (``flow`` samples trajectories) and can restart it: the env calls
+    ``reseed`` at every reset with a seed drawn from the episode's, so an episode's forecasts depend on
+    its seed alone, not on the episodes an env object played before it. A forecaster without noise
+    needs no ``reseed``."""
+
+    def reseed(self, seed: int) -> None: ...
 
 
 def clean_history(work: np.ndarray, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

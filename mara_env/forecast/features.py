@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mara_env.forecast.base import MAX_REMAINING, Z90, Forecaster
+from mara_env.forecast.base import MAX_REMAINING, Z90, Forecaster, ReseedableForecaster
 from mara_env.forecast.in_episode import InEpisodeCalibration
 from mara_env.observation import WORK_SCALE
 
@@ -63,10 +63,13 @@ class ForecastFeatures:
         self._cache: dict[int, tuple[int, np.ndarray, bool]] = {}
         self._seen: dict[int, TaskState] = {}  # last slot's live tasks, to tell which finished
 
-    def reset(self) -> None:
+    def reset(self, noise_seed: int | None = None) -> None:
+        """Forget the episode's forecasts; a forecaster that draws noise restarts it from ``noise_seed``."""
         self._cache, self._seen = {}, {}
         if self.calibration is not None:
             self.calibration.reset()
+        if noise_seed is not None and isinstance(self.forecaster, ReseedableForecaster):
+            self.forecaster.reseed(noise_seed)
 
     def features(self, sim: Simulator) -> np.ndarray:
         live = [(row, t) for row, t in enumerate(sim.rows) if t is not None]

@@ -191,6 +191,11 @@ class FlowForecaster:
         self.generator = torch.Generator().manual_seed(seed)
         self.fixed_noise: torch.Tensor | None = None
 
+    def reseed(self, seed: int) -> None:
+        """Restart the sampling noise from ``seed`` (the env does at every reset; ``fixed_noise`` keeps its
+        vectors, drawn once)."""
+        self.generator.manual_seed(seed)
+
     def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast:
         targets = validate_targets(histories, targets)
         result, batch = self._prepare(histories, targets)

@@ -123,6 +123,10 @@ class SituForecaster:
         if flow_kwargs.get("fixed_noise"):
             self.name = "flow_situ_fixed"
 
+    def reseed(self, seed: int) -> None:
+        """Restart the flow's sampling noise from ``seed`` (:meth:`FlowForecaster.reseed`)."""
+        self.flow.reseed(seed)
+
     def predict(self, histories: Sequence[History], targets: Sequence[float]) -> Forecast:
         targets = validate_targets(histories, targets)
         forecast = self.flow.predict(histories, targets)

@@ -43,11 +43,12 @@ class SlotObservations:
         self._idle_mask = np.eye(1, layout.max_tasks + 1, dtype=np.int8)[0]
         self.turn = 0
 
-    def reset(self) -> None:
-        """Forget every cached row and forecast (a new episode)."""
+    def reset(self, noise_seed: int | None = None) -> None:
+        """Forget every cached row and forecast (a new episode); the forecaster's noise restarts from
+        ``noise_seed`` (:meth:`~mara_env.forecast.features.ForecastFeatures.reset`)."""
         self._tables.reset()
         if self.forecasts is not None:
-            self.forecasts.reset()
+            self.forecasts.reset(noise_seed)
 
     def begin(self, sim: Simulator) -> None:
         """Build the slot's table, masks, node and global features; no node has chosen yet."""
