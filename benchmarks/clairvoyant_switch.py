@@ -39,7 +39,7 @@ from mara_agents.base import Scheduler
 from mara_agents.evaluation import env_config, evaluate
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference, significance
-from mara_env.env import raw_env
+from mara_env.env import live_turns, raw_env
 
 VAL_SEED = 10_000_000
 DEFAULT_CELLS = [  # where the generalist is level with the planners (32, 64 nodes) and, for contrast, leads (8)
@@ -53,11 +53,9 @@ DEFAULT_CANDIDATES = ["srw", "edf", "uniform"]  # the generalist's three skip pa
 def play_slots(env: raw_env, scheduler: Scheduler, slots: int) -> None:
     """Play ``scheduler`` on ``env`` for up to ``slots`` slots (fewer if the episode ends)."""
     played = 0
-    while env.agents and played < slots:
-        agent = env.agent_selection
-        if env.terminations[agent] or env.truncations[agent]:
-            env.step(None)  # PettingZoo's dead step at the episode's end
-            continue
+    for agent in live_turns(env):
+        if played >= slots:
+            break
         env.step(scheduler.act(env.observe(agent), agent))
         played += bool(env.agents) and env.agent_selection == env.agents[0]  # a slot ended
 
