@@ -1,7 +1,7 @@
 """A clairvoyant switch between planners: the most that choosing a planner window by window could add.
 
     python benchmarks/clairvoyant_switch.py --out docs/results/clairvoyant_switch \\
-        --also edf_uniform mara_generalist           # see docs/mara_policy.md for its time
+        --also edf_uniform mara_generalist           # the slowest probe: 3 full copies every 25 slots
 
 MARA's generalist mixes skip paths that follow ``srw``, ``edf`` and ``uniform``, weighted by a gate it
 sets each slot. At 32 and 64 nodes it is level with the better planner of each cell, and no gate
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, parse_cells, validation_env  # the sibling script (benchmarks/ is on sys.path)
+from generalisation import TRACE_CELL, VAL_SEED, parse_cells, validation_env  # the sibling script
 
 from mara_agents import load_agent
 from mara_agents.base import Scheduler
@@ -41,7 +41,6 @@ from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference, significance
 from mara_env.env import live_turns, raw_env
 
-VAL_SEED = 10_000_000
 DEFAULT_CELLS = [  # where the generalist is level with the planners (32, 64 nodes) and, for contrast, leads (8)
     *(f"{w}:{load}:32" for w, load in (("synthetic", "train"), ("mixed", "train"), ("rl", "train"), ("rl", "heavy"),
                                         ("tabular", "train"), ("tabular", "heavy"))),
@@ -174,7 +173,8 @@ def parse_args() -> tuple[argparse.Namespace, list[tuple[str, str, int]]]:
     try:
         cells = parse_cells(args.cells) + ([TRACE_CELL] if args.trace else [])
         schedulers = {name: load_agent(name) for name in args.candidates}
-        [load_agent(name) for name in args.also]
+        for name in args.also:
+            load_agent(name)  # an unknown spec is named before any episode is played
         shared_env(schedulers, validation_env(cells[0], args.trace, args.horizon))
     except (ValueError, TypeError) as error:
         parser.error(str(error))

@@ -26,13 +26,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, parse_cells, validation_env  # the sibling script (benchmarks/ is on sys.path)
+from generalisation import TRACE_CELL, VAL_SEED, parse_cells, validation_env  # the sibling script
 
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference, significance
 
-VAL_SEED = 10_000_000
 DEFAULT_CELLS = [f"{w}:{load}:{m}" for m in (8, 32) for w in ("synthetic", "vision", "rl", "mixed", "charlm", "tabular")
                  for load in ("train", "heavy")]  # fmt: skip
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, parse_cells, table_size, validation_env  # the sibling script
+from generalisation import TRACE_CELL, VAL_SEED, parse_cells, table_size, validation_env  # the sibling script
 
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.workers import map_forked
@@ -43,7 +43,6 @@ from mara_env.forecast.flow import FlowForecaster
 from mara_env.forecast.situ import CaseRecorder, record_cases, refinable, situ_features
 
 SEED_BASE = 1_850_000_000  # recording seeds (train_situ_head.py records from 1,800,000,000)
-VAL_SEED = 10_000_000
 QUANTILES = (0.1, 0.5, 0.9)
 WORKLOADS = ("synthetic", "vision", "rl", "mixed", "charlm", "tabular")
 FITTED: dict[str, list] = {}  # variant -> its three tree models, fitted before the players fork
