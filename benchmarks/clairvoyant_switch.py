@@ -32,11 +32,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, VAL_SEED, parse_cells, validation_env  # the sibling script
+from generalisation import TRACE_CELL, parse_cells, validation_env  # the sibling script
 
 from mara_agents import load_agent
 from mara_agents.base import Scheduler
 from mara_agents.evaluation import env_config, evaluate
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference, significance
 from mara_env.env import live_turns, raw_env
@@ -113,7 +114,7 @@ def switch_episode(job: tuple) -> dict:
 
 def _play_alone(job: tuple) -> list[float]:
     agent, cell, seeds, horizon, trace = job
-    records = evaluate(agent, range(VAL_SEED, VAL_SEED + seeds), **validation_env(cell, trace, horizon))
+    records = evaluate(agent, range(VALIDATION_SEED, VALIDATION_SEED + seeds), **validation_env(cell, trace, horizon))
     return [r["completion_rate"] for r in records]
 
 
@@ -184,8 +185,9 @@ def parse_args() -> tuple[argparse.Namespace, list[tuple[str, str, int]]]:
 def main() -> None:
     args, cells = parse_args()
     began = time.time()
-    episodes = [(tuple(args.candidates), cell, VAL_SEED + i, args.every, args.lookahead, args.horizon, args.trace)
-                for cell in cells for i in range(args.seeds)]  # fmt: skip
+    settings = (args.every, args.lookahead, args.horizon, args.trace)
+    seeds = range(VALIDATION_SEED, VALIDATION_SEED + args.seeds)
+    episodes = [(tuple(args.candidates), cell, seed, *settings) for cell in cells for seed in seeds]
     names = args.candidates + args.also
     alone = [(agent, cell, args.seeds, args.horizon, args.trace) for cell in cells for agent in names]
     switched = map_forked(switch_episode, episodes, args.jobs, desc="clairvoyant switch episodes")

@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, VAL_SEED, parse_cells, validation_env  # the sibling script
+from generalisation import TRACE_CELL, parse_cells, validation_env  # the sibling script
 
 from mara_agents.evaluation import evaluate
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference, significance
 
@@ -47,7 +48,7 @@ def reused(path: Path, seeds: int) -> tuple[dict, dict]:
 def _play(job: tuple) -> list[dict]:
     agent, calibrate, cell, seeds, horizon, trace = job
     env = validation_env(cell, trace, horizon) | ({"calibrate_forecasts": True} if calibrate else {})
-    records = evaluate(agent, range(VAL_SEED, VAL_SEED + seeds), **env)
+    records = evaluate(agent, range(VALIDATION_SEED, VALIDATION_SEED + seeds), **env)
     return [{"completion_rate": r["completion_rate"], "log_shift": r.get("forecast_log_shift")} for r in records]
 
 

@@ -28,6 +28,7 @@ import torch
 
 import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
 from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE
 from mara_agents.registry import load_agent
@@ -36,7 +37,6 @@ from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
 from mara_env.observation import GLOBAL_FEATURES
 
-VALIDATION_SEED = 10_000_000  # as benchmarks/mara_select.py: no training episode and no benchmark plays it
 RATE = GLOBAL_FEATURES.index("arrival_rate")
 
 

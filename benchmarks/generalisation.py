@@ -52,7 +52,6 @@ def table_size(nodes: int) -> int:
 
 
 TRACE_CELL = ("trace", "-", 32)  # the forecast probes' trace cell, at the table's trace size
-VAL_SEED = 10_000_000  # the probes' first validation seed (as mara_select.py): no training episode plays it
 
 
 def parse_cells(texts: list[str]) -> list[tuple[str, str, int]]:
@@ -70,7 +69,7 @@ def validation_env(cell: tuple[str, str, int], trace: Path | None, horizon: int)
     """The env settings of one probe cell on validation curves; :data:`TRACE_CELL` replays ``trace`` as
     the table does (``mixed`` curves, 600 s slots). The probes (``situ_trees.py``,
     ``forecast_calibration.py``, ``clairvoyant_switch.py``) play their cells through it, on seeds from
-    :data:`VAL_SEED`."""
+    :data:`mara_agents.mara.scenarios.VALIDATION_SEED`."""
     workload, load, nodes = cell
     env = dict(num_nodes=nodes, max_tasks=table_size(nodes), horizon=horizon, curve_split="val")
     if workload == "trace":

@@ -26,13 +26,12 @@ from pathlib import Path
 import mara_agents
 import mara_env
 from mara_agents.base import Scheduler
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.slot_network import GATE_PATHS
 from mara_agents.mara.teacher import Teacher, candidate_name, parse_teacher
 from mara_agents.stats import format_table
 from mara_env.env import live_turns
 from mara_env.forecast.evaluation import write_report
-
-VALIDATION_SEED = 10_000_000  # as benchmarks/mara_select.py: no training episode and no benchmark plays it
 
 
 def agreement(

@@ -45,7 +45,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from generalisation import HORIZON, table_size  # noqa: E402  (the sibling script: benchmarks/ is on sys.path)
 
-from mara_agents.mara.scenarios import TRAINING_SEED_BASE  # noqa: E402
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, VALIDATION_SEED  # noqa: E402
 from mara_agents.registry import load_agent  # noqa: E402
 from mara_agents.stats import format_mean_ci, format_table, paired_difference  # noqa: E402
 from mara_env.forecast.evaluation import write_report  # noqa: E402
@@ -64,7 +64,6 @@ def _scenarios(*cells: tuple[int, str, str]) -> dict[str, dict]:
     }
 
 
-VALIDATION_SEED = 10_000_000
 # Slots per episode: the test grid's (generalisation.HORIZON). At 200 slots the 64-node tables stay
 # near the 64 rows the generalist trained with, and the ninth run looked level with srw on 64-node
 # tabular (0.897 against 0.889) where at 300, as on the test grid, it is 6 points below

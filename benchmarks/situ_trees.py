@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from generalisation import TRACE_CELL, VAL_SEED, parse_cells, table_size, validation_env  # the sibling script
+from generalisation import TRACE_CELL, parse_cells, table_size, validation_env  # the sibling script
 
 from mara_agents.evaluation import evaluate
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.workers import map_forked
 from mara_agents.stats import format_mean_ci, paired_difference
 from mara_env.forecast import FORECASTERS
@@ -111,7 +112,7 @@ def _play(job: tuple) -> list[float]:
     label, cell, seeds, horizon, trace = job
     env = validation_env(cell, trace, horizon)
     agent, forecaster = (label, {}) if label == "edf_uniform" else ("srw", {"forecaster": forecaster_of(label)})
-    records = evaluate(agent, range(VAL_SEED, VAL_SEED + seeds), **env, **forecaster)
+    records = evaluate(agent, range(VALIDATION_SEED, VALIDATION_SEED + seeds), **env, **forecaster)
     return [r["completion_rate"] for r in records]
 
 

@@ -28,12 +28,12 @@ from mara_select import SCENARIOS  # the sibling script (benchmarks/ is on sys.p
 
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.scenarios import VALIDATION_SEED
 from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.stats import format_table, paired_difference
 from mara_env.forecast.evaluation import write_report
 from mara_env.observation import layout_of
 
-VALIDATION_SEED = 10_000_000  # mara_select's validation seeds: no training episode plays them
 HORIZON = 300  # mara_select's episode length
 
 

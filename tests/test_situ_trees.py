@@ -65,7 +65,7 @@ def test_recording_grid_plays_training_curves_on_its_own_seeds():
     grid = module.recording_grid([8, 32], 300)
     assert len(grid) == 6 * 2 * 2 * 2 and {g["curve_split"] for g in grid} == {"train"}
     seeds = [g["seed"] for g in grid]
-    assert len(set(seeds)) == len(seeds) and min(seeds) == module.SEED_BASE > module.VAL_SEED
+    assert len(set(seeds)) == len(seeds) and min(seeds) == module.SEED_BASE > module.VALIDATION_SEED
 
 
 def test_bad_cells_are_refused():

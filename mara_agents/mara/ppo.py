@@ -53,7 +53,7 @@ from mara_agents.mara.own_play_refits import refit_actions, refit_gate, refit_ru
 from mara_agents.mara.rollout import collect_rollout, finite
 from mara_agents.mara.row_buckets import critic_values, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.run_log import log_row, tensorboard_writer
-from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioFocus, ScenarioSampler
+from mara_agents.mara.scenarios import TRAINING_SEED_BASE, VALIDATION_SEED, ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.warm_start import build_network, load_warm_start
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
@@ -136,7 +136,7 @@ def evaluate_policy(net: MARANet, config: PPOConfig, agent: object | None = None
     from mara_agents.mara.scheduler import MARAScheduler
 
     env = {**config.env, "curve_split": "val", "shaping": False}
-    seeds = range(10_000_000, 10_000_000 + config.eval_seeds)
+    seeds = range(VALIDATION_SEED, VALIDATION_SEED + config.eval_seeds)
     scheduler = agent if agent is not None else MARAScheduler(net, threads=None, trained_env=config.env)
     return float(np.mean([r["completion_rate"] for r in evaluate(scheduler, seeds, **env)]))
 

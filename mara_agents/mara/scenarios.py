@@ -13,7 +13,7 @@ stack into one batch; the padded vectors mean the same as the originals
 
 Training on scenarios draws every episode seed (rollout copies, and warm-start demonstrations from
 ``TRAINING_SEED_BASE + 500,000,000``) from :data:`TRAINING_SEED_BASE` up, which no evaluation uses:
-benchmarks play seeds from 0 and validation seeds start at 10,000,000, far below it.
+benchmarks play seeds from 0 and validation seeds start at :data:`VALIDATION_SEED` (10,000,000), far below it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from mara_env.observation import layout_of
 from mara_env.workloads import WORKLOADS
 
 TRAINING_SEED_BASE = 1_000_000_000
+# The first validation seed: checkpoint selection and the probes play from here; no training episode
+# (from TRAINING_SEED_BASE up) and no table (from 0) plays it.
+VALIDATION_SEED = 10_000_000
 # The default --generalist run's largest table (examples/train_mara.py): big clusters draw up to 128 rows,
 # as the 64-node test grid has; row buckets keep that affordable (the whole run takes 41.8 minutes on 2
 # cores; the eleventh run, on 128 rows without them, took 75.7 minutes for half the PPO iterations).
