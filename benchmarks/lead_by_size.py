@@ -3,14 +3,13 @@
     python benchmarks/lead_by_size.py --out docs/results/generalist_lead_by_size.md \\
         --mara docs/results/generalisation_default_run_mara.json.gz:mara:runs/default_run/warm_start_rule_gate.pt \\
                docs/results/generalist_sizes_12_24.json.gz:mara_generalist \\
-        --others docs/results/generalisation_full_m4.json.gz docs/results/generalisation_full_m8.json.gz \\
-                 docs/results/generalisation_full_m32.json.gz docs/results/generalisation_full_m64.json.gz \\
-                 docs/results/generalisation_edf_uniform_records.json.gz docs/results/generalist_sizes_12_24.json.gz
+        --others-from docs/results/generalisation_full_m{4,8,32,64}.json.gz \\
+            docs/results/generalisation_edf_uniform_records.json.gz docs/results/generalist_sizes_12_24.json.gz
 
 Reads the raw records ``benchmarks/generalisation.py`` writes and plays nothing. ``--mara FILE:LABEL``
 names where MARA's records are: those labelled ``LABEL`` in ``FILE`` (give several pairs when one policy's
 records sit in several files under several labels, a checkpoint path in one and a registered name in
-another; a cell must come from one pair only). ``--others`` are read for every agent of ``--agents``,
+another; a cell must come from one pair only). ``--others-from`` are read for every agent of ``--agents``,
 which must have MARA's seeds in each of MARA's cells.
 
 Per cluster size ``M``: the mean over the cells of MARA's paired difference to the cell's best other
@@ -27,7 +26,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from generalisation import NON_ORACLE, cell_row, load_others  # the sibling script (benchmarks/ is on sys.path)
+from generalisation import NON_ORACLE, cell_row, load_others, merge_others  # the sibling script
 
 from mara_agents.bench.figures import have_matplotlib
 from mara_agents.stats import format_table, significance
@@ -64,23 +63,6 @@ def mara_records(sources: list[tuple[Path, str]]) -> dict[tuple[str, str, str, i
                 )
             records[key] = cell
     return records
-
-
-def join(mara: dict, others: dict, agents: list[str]) -> dict[tuple[str, str, str, int], list[dict]]:
-    """MARA's cells with every other agent's records of them; ``SystemExit`` where one lacks a cell or has
-    other seeds (a paired difference needs the same episodes)."""
-    joined = dict(mara)
-    for (_, workload, load, nodes), records in mara.items():
-        seeds = [r["seed"] for r in records]
-        for agent in agents:
-            theirs = others.get((agent, workload, load, nodes))
-            if theirs is None or [r["seed"] for r in theirs] != seeds:
-                found = "no records" if theirs is None else f"seeds {[r['seed'] for r in theirs][:5]}..."
-                raise SystemExit(
-                    f"--others: {agent} at {workload}/{load}, M={nodes} has {found}; MARA has {seeds[:5]}..."
-                )
-            joined[(agent, workload, load, nodes)] = theirs
-    return joined
 
 
 def cell_summary(results: dict, cell: Cell, agents: list[str]) -> dict:
@@ -177,7 +159,7 @@ def main() -> None:
     parser.add_argument(
         "--mara", nargs="+", type=parse_source, required=True, metavar="FILE:LABEL", help="where MARA's records are"
     )
-    parser.add_argument("--others", nargs="+", type=Path, required=True, help="raw records of the other agents")
+    parser.add_argument("--others-from", nargs="+", type=Path, required=True, help="raw records of the other agents")
     parser.add_argument("--agents", nargs="+", default=OTHERS, help="the other schedulers (default the table's)")
     parser.add_argument(
         "--out", type=Path, required=True, help="the markdown report (OUT.md, with OUT.json and OUT.png)"
@@ -185,7 +167,7 @@ def main() -> None:
     args = parser.parse_args()
     if unknown := sorted(set(args.agents) & ({MARA} | set(NON_ORACLE))):
         parser.error(f"--agents: {unknown} cannot be a best other scheduler; name non-oracle schedulers")
-    results = join(mara_records(args.mara), load_others(args.others, args.agents), args.agents)
+    results = merge_others(mara_records(args.mara), load_others(args.others_from, args.agents), args.agents)
     cells = sorted({key[1:] for key in results if key[0] == MARA}, key=lambda c: (c[2], c[0], c[1]))
     summaries = {cell: cell_summary(results, cell, args.agents) for cell in cells}
     header = [

@@ -43,7 +43,9 @@ def _run(tmp_path, *args):
 
 def test_per_size_figures_by_hand(tmp_path, files):
     small, big, others = files
-    result = _run(tmp_path, "--mara", f"{small}:mine", f"{big}:ckpt", "--others", str(others), "--agents", "srw", "edf")
+    result = _run(
+        tmp_path, "--mara", f"{small}:mine", f"{big}:ckpt", "--others-from", str(others), "--agents", "srw", "edf"
+    )
     assert result.returncode == 0, result.stderr
     rows = {r["nodes"]: r for r in json.loads((tmp_path / "r.json").read_text())}
     # M = 4: MARA 0.6, 0.5 against srw 0.5, 0.3: +0.1, +0.2 -> +0.15; M = 32: 0.5, 0.5 against edf 0.6, 0.5 -> -0.05
@@ -78,5 +80,5 @@ def test_refusals_name_the_problem(tmp_path, files, case, message):
         records = [r for r in json.loads(others.read_text()) if not (r["agent"] == "edf" and r["nodes"] == 4)]
         _write(others, records)
     agents = ["srw", "edf"] + (["oracle"] if case == "oracle" else [])
-    result = _run(tmp_path, "--mara", *mara, "--others", str(others), "--agents", *agents)
+    result = _run(tmp_path, "--mara", *mara, "--others-from", str(others), "--agents", *agents)
     assert result.returncode != 0 and message in result.stderr, result.stderr
