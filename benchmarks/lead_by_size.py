@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from generalisation import NON_ORACLE, cell_row, load_others, merge_others  # the sibling script
 
-from mara_agents.bench.figures import have_matplotlib
+from mara_agents.bench.figures import have_matplotlib, write_pyplot_figure
 from mara_agents.stats import format_table, significance
 from mara_env.forecast.evaluation import write_report
 
@@ -148,10 +148,7 @@ def plot(path: Path, summaries: dict[Cell, dict]) -> None:
         axis.minorticks_off()
         axis.set_xticks(sizes, [str(m) for m in sizes])
         axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    print(f"wrote {path}")
+    write_pyplot_figure(figure, path)
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from generalisation import load_others  # the sibling script
 from lead_by_size import parse_source
 
-from mara_agents.bench.figures import have_matplotlib
+from mara_agents.bench.figures import have_matplotlib, write_pyplot_figure
 from mara_agents.stats import format_mean_ci, format_table, paired_difference, significance
 from mara_env.forecast.evaluation import write_report
 
@@ -119,10 +119,7 @@ def plot(path: Path, runs: dict[str, dict[Cell, dict]], reference: str) -> None:
     axis.set_xticks(range(len(cells)), [cell_name(c) for c in cells], rotation=90, fontsize=5)
     axis.set(ylabel=f"minus {reference} (pp)", title="Paired difference per cell, 95% interval")
     axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    print(f"wrote {path}")
+    write_pyplot_figure(figure, path)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """benchmarks/run_spread.py: per-cell paired differences between runs, by hand from small record files."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -61,6 +62,8 @@ def test_differences_by_hand(tmp_path, files):
     assert "| seed 1 | 3 | +1.67 | 12.58 | 1 | 1 | M4 vision heavy: +15.0 ± 12.4 |" in report
     assert "| M8 tabular heavy | **-10.0 ± 0.0** |" in report
     assert "| M32 trace | +0.0 ± 24.8 |" in report
+    if importlib.util.find_spec("matplotlib"):  # the figure, where it can be drawn
+        assert (tmp_path / "s.png").stat().st_size > 0
 
 
 @pytest.mark.parametrize(

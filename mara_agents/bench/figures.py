@@ -45,6 +45,16 @@ def write_charts(out: Path, config: BenchConfig, done: list[dict]) -> list[Path]
     return paths
 
 
+def write_pyplot_figure(figure: object, path: Path) -> None:
+    """Lay out a pyplot ``figure`` (a benchmark's), write it to ``path`` as PNG, close it and say so."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+    print(f"wrote {path}")
+
+
 def _save(fig: object, path: Path) -> None:
     write_atomic(Path(path), lambda fh: fig.savefig(fh, format="png"), binary=True)
 
