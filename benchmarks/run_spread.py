@@ -52,16 +52,20 @@ def run_cells(path: Path, label: str) -> dict[Cell, dict[int, float]]:
 
 def cell_differences(run: dict[Cell, dict[int, float]], reference: dict[Cell, dict[int, float]]) -> dict[Cell, dict]:
     """Per cell both played, the paired difference ``run - reference`` over the seeds both played
-    (``{"mean", "ci95", "n"}``, as rates). ``SystemExit`` where they share no cell."""
-    shared = sorted(set(run) & set(reference), key=lambda c: (c[2], c[0], c[1]))
-    if not shared:
-        raise SystemExit("the run and the reference share no cell: were they played on the same table?")
+    (``{"mean", "ci95", "n"}``, as rates). ``SystemExit`` where they share no cell with a seed in common."""
     diffs = {}
-    for cell in shared:
+    for cell in sorted(set(run) & set(reference), key=table_order):
         seeds = sorted(set(run[cell]) & set(reference[cell]))
         if seeds:
             diffs[cell] = paired_difference([run[cell][s] for s in seeds], [reference[cell][s] for s in seeds])
+    if not diffs:
+        raise SystemExit("the run and the reference share no cell and seed: were they played on the same table?")
     return diffs
+
+
+def table_order(cell: Cell) -> tuple[int, str, str]:
+    """The table's order: by size, then workload and load."""
+    return cell[2], cell[0], cell[1]
 
 
 def summary_row(name: str, diffs: dict[Cell, dict]) -> list[str]:
@@ -88,7 +92,7 @@ def cell_name(cell: Cell) -> str:
 
 def cell_rows(runs: dict[str, dict[Cell, dict]]) -> list[list[str]]:
     """A row per cell any run shares with the reference: each run's difference, ``**`` where significant."""
-    cells = sorted({c for diffs in runs.values() for c in diffs}, key=lambda c: (c[2], c[0], c[1]))
+    cells = sorted({c for diffs in runs.values() for c in diffs}, key=table_order)
     rows = []
     for cell in cells:
         shown = []
@@ -107,7 +111,7 @@ def plot(path: Path, runs: dict[str, dict[Cell, dict]], reference: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cells = sorted({c for diffs in runs.values() for c in diffs}, key=lambda c: (c[2], c[0], c[1]))
+    cells = sorted({c for diffs in runs.values() for c in diffs}, key=table_order)
     figure, axis = plt.subplots(figsize=(max(8, 0.16 * len(cells)), 4))
     offsets = np.linspace(-0.25, 0.25, len(runs)) if len(runs) > 1 else [0.0]
     for (name, diffs), offset in zip(runs.items(), offsets):

@@ -82,8 +82,9 @@ def test_refusals(tmp_path, files, args, message):
     assert not (tmp_path / "s.md").exists()
 
 
-def test_no_shared_cell(tmp_path):
+@pytest.mark.parametrize(("nodes", "seed"), [(8, 0), (4, 1)])  # another cell; the same cell, another seed
+def test_nothing_shared(tmp_path, nodes, seed):
     reference = _write(tmp_path / "a.json", [_record("a", "vision", 4, 0, 0.5)])
-    run = _write(tmp_path / "b.json", [_record("b", "vision", 8, 0, 0.5)])
+    run = _write(tmp_path / "b.json", [_record("b", "vision", nodes, seed, 0.5)])
     result = _run(tmp_path, "--reference", f"a={reference}:a", "--run", f"b={run}:b")
-    assert result.returncode != 0 and "share no cell" in result.stderr
+    assert result.returncode != 0 and "share no cell and seed" in result.stderr

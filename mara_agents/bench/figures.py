@@ -1,4 +1,5 @@
-"""The bench's figures (matplotlib's Agg canvas, no pyplot state): bars, completion against load, Gantt.
+"""The bench's figures (matplotlib's Agg canvas, no pyplot state): bars, completion against load, Gantt; and
+one helper that writes the pyplot figures benchmark scripts draw.
 
 Sizes follow the grid: the figures widen with the number of groups and agents, never below what their
 titles and legends need, and a single load is drawn as bars (a line through one point says nothing).
