@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from generalisation import NON_ORACLE, cell_row, load_others, merge_others  # the sibling script
 
-from mara_agents.bench.figures import have_matplotlib, write_pyplot_figure
+from mara_agents.bench.figures import DPI, have_matplotlib, save_figure
 from mara_agents.stats import format_table, significance
 from mara_env.forecast.evaluation import write_report
 
@@ -125,13 +125,11 @@ def by_size(summaries: dict[Cell, dict], sizes: list[int], value, workload: str 
 def plot(path: Path, summaries: dict[Cell, dict]) -> None:
     """Left: the mean paired difference by size, over all cells (bold) and per workload; right: the mean
     wasted work of MARA and of the cells' best other schedulers by size."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     sizes = sorted({cell[2] for cell in summaries})
-    figure, (lead, waste) = plt.subplots(1, 2, figsize=(11, 4))
+    figure = Figure(figsize=(11, 4), dpi=DPI, layout="constrained")
+    lead, waste = figure.subplots(1, 2)
 
     for workload in dict.fromkeys(cell[0] for cell in summaries):
         lead.plot(sizes, by_size(summaries, sizes, lead_of, workload), marker=".", lw=1, label=workload)
@@ -148,7 +146,8 @@ def plot(path: Path, summaries: dict[Cell, dict]) -> None:
         axis.minorticks_off()
         axis.set_xticks(sizes, [str(m) for m in sizes])
         axis.legend(fontsize=7)
-    write_pyplot_figure(figure, path)
+    save_figure(figure, path)
+    print(f"wrote {path}")
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from generalisation import load_others  # the sibling script
 from lead_by_size import parse_source
 
-from mara_agents.bench.figures import have_matplotlib, write_pyplot_figure
+from mara_agents.bench.figures import DPI, have_matplotlib, save_figure
 from mara_agents.stats import format_mean_ci, format_table, paired_difference, significance
 from mara_env.forecast.evaluation import write_report
 
@@ -106,13 +106,11 @@ def cell_rows(runs: dict[str, dict[Cell, dict]]) -> list[list[str]]:
 
 def plot(path: Path, runs: dict[str, dict[Cell, dict]], reference: str) -> None:
     """Each run's mean difference per cell with its interval, cells in table order, one marker per run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     cells = sorted({c for diffs in runs.values() for c in diffs}, key=table_order)
-    figure, axis = plt.subplots(figsize=(max(8, 0.16 * len(cells)), 4))
+    figure = Figure(figsize=(max(8, 0.16 * len(cells)), 4), dpi=DPI, layout="constrained")
+    axis = figure.subplots()
     offsets = np.linspace(-0.25, 0.25, len(runs)) if len(runs) > 1 else [0.0]
     for (name, diffs), offset in zip(runs.items(), offsets):
         xs = [i + offset for i, c in enumerate(cells) if c in diffs]
@@ -123,7 +121,8 @@ def plot(path: Path, runs: dict[str, dict[Cell, dict]], reference: str) -> None:
     axis.set_xticks(range(len(cells)), [cell_name(c) for c in cells], rotation=90, fontsize=5)
     axis.set(ylabel=f"minus {reference} (pp)", title="Paired difference per cell, 95% interval")
     axis.legend(fontsize=7)
-    write_pyplot_figure(figure, path)
+    save_figure(figure, path)
+    print(f"wrote {path}")
 
 
 def main() -> None:

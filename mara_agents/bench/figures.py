@@ -1,5 +1,5 @@
-"""The bench's figures (matplotlib's Agg canvas, no pyplot state): bars, completion against load, Gantt; and
-one helper that writes the pyplot figures benchmark scripts draw.
+"""The bench's figures (matplotlib's Agg canvas, no pyplot state): bars, completion against load, Gantt;
+:func:`save_figure` writes any such figure (the benchmark scripts' too).
 
 Sizes follow the grid: the figures widen with the number of groups and agents, never below what their
 titles and legends need, and a single load is drawn as bars (a line through one point says nothing).
@@ -46,17 +46,8 @@ def write_charts(out: Path, config: BenchConfig, done: list[dict]) -> list[Path]
     return paths
 
 
-def write_pyplot_figure(figure: object, path: Path) -> None:
-    """Lay out a pyplot ``figure`` (a benchmark's), write it to ``path`` as PNG, close it and say so."""
-    import matplotlib.pyplot as plt
-
-    figure.tight_layout()
-    figure.savefig(path, dpi=DPI)
-    plt.close(figure)
-    print(f"wrote {path}")
-
-
-def _save(fig: object, path: Path) -> None:
+def save_figure(fig: object, path: Path) -> None:
+    """Write a ``matplotlib.figure.Figure`` (made without pyplot) to ``path`` as PNG, atomically."""
     write_atomic(Path(path), lambda fh: fig.savefig(fh, format="png"), binary=True)
 
 
@@ -88,7 +79,7 @@ def _legend(ax: object, agents: Sequence[str]) -> None:
 
 def plot_bars(config: BenchConfig, summaries: dict, path: Path) -> None:
     """Completion rate per workload x load (groups) and agent (bars), with 95% CI error bars."""
-    _save(bars_figure(config, summaries), path)
+    save_figure(bars_figure(config, summaries), path)
 
 
 def bars_figure(config: BenchConfig, summaries: dict) -> object:
@@ -120,7 +111,7 @@ def plot_lines(config: BenchConfig, summaries: dict, path: Path) -> None:
 
     With one load there is no line to draw: one bar per agent per panel instead.
     """
-    _save(lines_figure(config, summaries), path)
+    save_figure(lines_figure(config, summaries), path)
 
 
 def lines_figure(config: BenchConfig, summaries: dict) -> object:
@@ -189,7 +180,7 @@ def plot_gantt(done_cell: dict, path: str | Path, search_path: str = "") -> None
         f"{spec['agent']}, {spec['workload']}, load {spec['load']}, seed {spec['seeds'][0]}: {record['completed']} "
         f"of {record['arrived']} tasks completed ({record['completion_rate']:.0%})"
     )
-    _save(fig, Path(path))
+    save_figure(fig, Path(path))
 
 
 def difference_label(diff: dict | None) -> str:
@@ -205,7 +196,7 @@ def plot_differences(diffs: dict, rows: Sequence[str], columns: Sequence[str], t
     """A heatmap of paired differences (:func:`~mara_agents.stats.paired_difference`) keyed by (row,
     column) in percentage points, red below 0 and blue above, each cell labelled by
     :func:`difference_label`."""
-    _save(differences_figure(diffs, rows, columns, title), path)
+    save_figure(differences_figure(diffs, rows, columns, title), path)
 
 
 def differences_figure(diffs: dict, rows: Sequence[str], columns: Sequence[str], title: str) -> object:
