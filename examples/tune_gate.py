@@ -41,6 +41,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.gate_dagger import (  # noqa: E402
+    Corner,
     GateLabels,
     check_first_episode,
     check_hold_weight,
@@ -101,19 +102,22 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--teach-only",
-        metavar="WORKLOAD,LO-HI",
-        help="with --labels: keep the teacher's labels only on WORKLOAD slots of LO to HI nodes; every other slot "
-        "is labelled with the checkpoint's own gate, which the refit then holds (gate_dagger.keep_own_gate)",
+        metavar="WORKLOAD,LO-HI[,WEIGHT]",
+        action="append",
+        help="with --labels: keep the teacher's labels only on WORKLOAD slots of LO to HI nodes, counted WEIGHT "
+        "times (default 1); repeat it to teach several corners; every other slot is labelled with the checkpoint's "
+        "own gate, which the refit then holds (gate_dagger.keep_own_gate)",
     )
     parser.add_argument(
         "--teach-planners-only",
         action="store_true",
-        help="with --teach-only: of those slots, only the ones the teacher labels with edf and uniform, not srw",
+        help="with --teach-only: of those slots (every corner's), only the ones the teacher labels with edf and "
+        "uniform, not srw",
     )
     parser.add_argument(
         "--hold-weight",
         type=float,
-        help="with --teach-only: weigh every slot outside the corner this many times (default 1), so the refit "
+        help="with --teach-only: weigh every slot outside the corners this many times (default 1), so the refit "
         "holds the gate's own weights there harder",
     )
     args = checked_args(parser, ("episodes", "rounds", "steps", "jobs"))
@@ -128,7 +132,7 @@ def parse_args() -> argparse.Namespace:
     if args.teach_only is not None:
         if args.labels is None:
             parser.error("--teach-only relabels saved --labels (name the labels.npz of an earlier run)")
-        args.teach_only = parse_teach_only(parser, args.teach_only)
+        args.teach_only = [parse_teach_only(parser, text) for text in args.teach_only]
     elif args.teach_planners_only:
         parser.error("--teach-planners-only needs --teach-only")
     if args.first_episode and args.labels is not None:
@@ -146,19 +150,20 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def parse_teach_only(parser: argparse.ArgumentParser, text: str) -> tuple[str, tuple[int, int]]:
-    """``WORKLOAD,LO-HI`` as ``(workload, (LO, HI))``; a usage error naming what is allowed otherwise."""
-    workload, _, nodes = text.partition(",")
+def parse_teach_only(parser: argparse.ArgumentParser, text: str) -> Corner:
+    """``WORKLOAD,LO-HI[,WEIGHT]`` as a :class:`Corner`; a usage error naming what is allowed otherwise."""
+    workload, _, rest = text.partition(",")
+    nodes, _, weight = rest.partition(",")
     try:
         low, high = parse_node_range(nodes)
+        if workload in WORKLOADS and high is not None:
+            return Corner(workload, low, high, float(weight) if weight else 1.0)
     except ValueError:
-        low, high = 0, None
-    if workload not in WORKLOADS or high is None:
-        parser.error(
-            f"--teach-only wants WORKLOAD,LO-HI (a registered workload: {', '.join(sorted(WORKLOADS))};"
-            f" nodes 1 <= LO <= HI), got {text!r}"
-        )
-    return workload, (low, high)
+        pass
+    parser.error(
+        f"--teach-only wants WORKLOAD,LO-HI[,WEIGHT] (a registered workload: {', '.join(sorted(WORKLOADS))};"
+        f" nodes 1 <= LO <= HI; a finite weight > 0, default 1), got {text!r}"
+    )
 
 
 def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:
@@ -195,7 +200,7 @@ def main() -> None:
         try:
             labels = joined_labels(net, args.labels)
             if args.teach_only is not None:
-                labels = keep_own_gate(net, labels, *args.teach_only, args.teach_planners_only, args.hold_weight)
+                labels = keep_own_gate(net, labels, args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
             rounds = [{"labels": named, "slots": len(labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
         except ValueError as error:
@@ -223,8 +228,8 @@ def main() -> None:
         )  # fmt: skip
     recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
     if args.teach_only is not None:  # a --labels refit
-        workload, (low, high) = args.teach_only
-        recorded = {"teach_only": f"{workload},{low}-{high}", "teach_planners_only": args.teach_planners_only,
+        corners = [str(corner) for corner in args.teach_only]
+        recorded = {"teach_only": corners, "teach_planners_only": args.teach_planners_only,
                     "hold_weight": args.hold_weight}  # fmt: skip
     write_report(args, rounds, "fitted gate", recorded)
 

@@ -17,6 +17,7 @@ from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.gate_dagger import (
     GATE_SEED_BASE,
     GATE_SEED_SPAN,
+    Corner,
     GateLabels,
     dagger_rounds,
     fit_gate,
@@ -180,18 +181,25 @@ def test_keep_own_gate_labels_every_untaught_slot_with_the_gates_own_weights():
     counts = np.array([[0, 3, 0], [2, 0, 0], [0, 4, 2], [0, 0, 6]], np.float32)
     labels = GateLabels(np.zeros((4, 16), np.float32), counts, np.array(["tabular", "tabular", "tabular", "vision"]),
                         np.array([32, 32, 8, 32]))  # fmt: skip
-    kept = keep_own_gate(_net(), labels, "tabular", (17, 64))
+    kept = keep_own_gate(_net(), labels, [Corner("tabular", 17, 64)])
     np.testing.assert_allclose(kept.counts, [[0, 3, 0], [2, 0, 0], [2, 2, 2], [2, 2, 2]], rtol=1e-6)
-    planners = keep_own_gate(_net(), labels, "tabular", (17, 64), planners_only=True)
+    two = keep_own_gate(_net(), labels, [Corner("tabular", 17, 64), Corner("vision", 32, 32, weight=2.0)])
+    np.testing.assert_allclose(two.counts, [[0, 3, 0], [2, 0, 0], [2, 2, 2], [0, 0, 12]], rtol=1e-6)  # vision x2
+    assert [str(c) for c in (Corner("tabular", 17, 64), Corner("rl", 17, 64, 10.0))] == ["tabular,17-64", "rl,17-64,10"]
+    planners = keep_own_gate(_net(), labels, [Corner("tabular", 17, 64)], planners_only=True)
     np.testing.assert_allclose(planners.counts, [[0, 3, 0], [2 / 3, 2 / 3, 2 / 3], [2, 2, 2], [2, 2, 2]], rtol=1e-6)
     np.testing.assert_array_equal(labels.counts, counts)  # the labels given are left as they were
-    held = keep_own_gate(_net(), labels, "tabular", (17, 64), hold_weight=3.0)  # held slots count 3 times
+    held = keep_own_gate(_net(), labels, [Corner("tabular", 17, 64)], hold_weight=3.0)  # held slots count 3 times
     np.testing.assert_allclose(held.counts, [[0, 3, 0], [2, 0, 0], [6, 6, 6], [6, 6, 6]], rtol=1e-6)
     with pytest.raises(ValueError, match="nodes must be a range 1 <= LO <= HI, got 9-8"):
-        keep_own_gate(_net(), labels, "tabular", (9, 8))
+        Corner("tabular", 9, 8)
+    with pytest.raises(ValueError, match="name at least one corner"):
+        keep_own_gate(_net(), labels, [])
+    with pytest.raises(ValueError, match="a corner's weight must be a finite number > 0, got 0"):
+        Corner("tabular", 17, 64, 0.0)
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="hold_weight must be a finite number > 0"):
-            keep_own_gate(_net(), labels, "tabular", (17, 64), hold_weight=bad)
+            keep_own_gate(_net(), labels, [Corner("tabular", 17, 64)], hold_weight=bad)
 
 
 def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
@@ -205,7 +213,7 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
     done = subprocess.run([*command, "--teach-only", "tabular,17-64"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "o" / "report.json").read_text())
-    assert report["teach_only"] == "tabular,17-64" and report["hold_weight"] == 1.0
+    assert report["teach_only"] == ["tabular,17-64"] and report["hold_weight"] == 1.0
     refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
     big, small = (
         GateLabels(inputs[s], counts[s], np.full(20, "tabular"), np.full(20, 32)) for s in (slice(20), slice(20, 40))
@@ -214,8 +222,14 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
     with torch.no_grad():  # held: the small clusters' slots keep about the zero gate's even weights
         weights = torch.cat(refit.gate_weights(torch.from_numpy(small.inputs)), -1)
     assert weights.max() < 0.6
+    both = [*command[:-1], str(tmp_path / "o2"), "--teach-only", "tabular,17-64", "--teach-only", "tabular,1-8,3"]
+    done = subprocess.run(both, capture_output=True, text=True)  # two corners: every slot taught
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "o2" / "report.json").read_text())["teach_only"] == ["tabular,17-64", "tabular,1-8,3"]
+    assert gate_agreement(load_checkpoint(tmp_path / "o2" / "checkpoint.pt")[0], small) > 0.8
     for flags, message in [
-        (["--teach-only", "tabular,17"], "--teach-only wants WORKLOAD,LO-HI"),
+        (["--teach-only", "tabular,17"], "--teach-only wants WORKLOAD,LO-HI[,WEIGHT]"),
+        (["--teach-only", "tabular,17-64,0"], "a finite weight > 0"),
         (["--teach-only", "nosuch,1-8"], "a registered workload"),
         (["--teach-planners-only"], "--teach-planners-only needs --teach-only"),
         (["--hold-weight", "4"], "--hold-weight needs --teach-only"),

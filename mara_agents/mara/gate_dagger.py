@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,33 +200,62 @@ def gate_agreement(net: SlotMARANet, labels: GateLabels) -> float:
     return float(labels.counts[np.arange(len(led)), led].sum() / max(labels.counts.sum(), 1.0))
 
 
+@dataclass(frozen=True)
+class Corner:
+    """Slots a gate refit teaches (:func:`keep_own_gate`): ``workload`` on ``low`` to ``high`` nodes, the
+    teacher's counts there times ``weight``; written and read as ``WORKLOAD,LO-HI[,WEIGHT]``."""
+
+    workload: str
+    low: int
+    high: int
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.low <= self.high:
+            raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {self.low}-{self.high}")
+        check_hold_weight(self.weight, name="a corner's weight")
+
+    def __str__(self) -> str:
+        weight = "" if self.weight == 1.0 else f",{self.weight:g}"
+        return f"{self.workload},{self.low}-{self.high}{weight}"
+
+    def holds(self, labels: GateLabels) -> np.ndarray:
+        """Which of ``labels``' slots lie in the corner."""
+        return (labels.workloads == self.workload) & (labels.nodes >= self.low) & (labels.nodes <= self.high)
+
+
 def keep_own_gate(
     net: SlotMARANet,
     labels: GateLabels,
-    workload: str,
-    nodes: tuple[int, int],
+    corners: Sequence[Corner],
     planners_only: bool = False,
     hold_weight: float = 1.0,
 ) -> GateLabels:
-    """``labels`` with the teacher's counts kept only on ``workload`` slots of ``nodes[0]``-``nodes[1]``
-    nodes (with ``planners_only``: of those, the slots the teacher gave more turns on ``edf`` and
+    """``labels`` with the teacher's counts kept only on the slots of ``corners`` (times each corner's
+    weight; with ``planners_only``: only the corners' slots the teacher gave more turns on ``edf`` and
     ``uniform`` than on ``srw``); every other slot is labelled with ``net``'s own path weights times its
     turns, times ``hold_weight``, so a refit moves the gate where the teacher leads and holds it
     elsewhere (the harder the larger ``hold_weight``).
 
     Why: the shipped generalist's gate and learned scores are fitted to each other, and a gate refitted
     on its teacher everywhere lost 2-4 points on 8-node ``vision`` and ``mixed``, where the policy leads
-    its teacher's planners (docs/mara_policy.md, the gate graft)."""
-    low, high = nodes
-    if not 1 <= low <= high:
-        raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {low}-{high}")
+    its teacher's planners (docs/mara_policy.md, the gate graft). Several weighted corners: a refit
+    taught the rule's ``srw`` slots on big ``tabular`` leaned big ``rl`` to ``srw`` too, held there or
+    taught its teacher's planners at weight 1; at weight 10 the fit keeps ``rl`` off ``srw``."""
+    if not corners:
+        raise ValueError("name at least one corner to teach")
     check_hold_weight(hold_weight)
-    taught = (labels.workloads == workload) & (labels.nodes >= low) & (labels.nodes <= high)
+    taught, weight = np.zeros(len(labels), bool), np.ones(len(labels), np.float32)
+    for corner in corners:
+        inside = corner.holds(labels)
+        taught |= inside
+        weight[inside] = corner.weight  # a later corner's weight wins where corners overlap
     if planners_only:
         taught &= labels.counts[:, 0] < labels.counts[:, 1:].sum(1)
     with torch.no_grad():
         own = _path_weights(net, labels).numpy()
-    counts = np.where(taught[:, None], labels.counts, own * labels.counts.sum(1, keepdims=True) * hold_weight)
+    held = own * labels.counts.sum(1, keepdims=True) * hold_weight
+    counts = np.where(taught[:, None], labels.counts * weight[:, None], held)
     return GateLabels(labels.inputs, counts.astype(np.float32), labels.workloads, labels.nodes, labels.reader)
 
 

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mara_agents.mara.checkpoint import save_checkpoint
-from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_seeds, keep_own_gate, label_own_play
+from mara_agents.mara.gate_dagger import Corner, GateLabels, fit_gate, gate_seeds, keep_own_gate, label_own_play
 from mara_agents.mara.input_grafts import graft_gate_rule
 from mara_agents.mara.scenarios import ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import SlotMARANet
 
 RULE_TEACHER = "load_switch~tabular,17-64,0.7"  # the teacher's candidate that labels the corner alone
-RULE_CORNER = ("tabular", (17, 64))  # where the teacher's labels are kept: tabular on 17 to 64 nodes
+RULE_CORNER = Corner("tabular", 17, 64)  # where the teacher's labels are kept: tabular on 17 to 64 nodes
 RULE_FOCUS = ScenarioFocus("tabular", min_nodes=17, loads=(0.7, 3.5), share=0.9)  # the focused plays' corner
 RULE_FIT_STEPS = 2000  # full-batch Adam steps of the fit (72,781 slots: about a minute on 2 cores)
 
@@ -113,9 +113,8 @@ def rule_gate_refit(
         seconds = round(time.perf_counter() - began, 1)
         report.append({"play": play.name, "episodes": play.episodes, "slots": len(labels), "seconds": seconds})
     began, every = time.perf_counter(), GateLabels.concatenate(parts)
-    workload, nodes = RULE_CORNER
-    stats = fit_gate(grafted, keep_own_gate(grafted, every, workload, nodes, planners_only=True), steps)
+    stats = fit_gate(grafted, keep_own_gate(grafted, every, [RULE_CORNER], planners_only=True), steps)
     seconds = round(time.perf_counter() - began, 1)
-    taught = f"{workload},{nodes[0]}-{nodes[1]}"
+    taught = str(RULE_CORNER)
     report.append({"fit": f"taught on {taught}, planners only", "slots": len(every), **stats, "seconds": seconds})
     return grafted, every, report
