@@ -241,7 +241,8 @@ def keep_own_gate(
     on its teacher everywhere lost 2-4 points on 8-node ``vision`` and ``mixed``, where the policy leads
     its teacher's planners (docs/mara_policy.md, the gate graft). Several weighted corners: a refit
     taught the rule's ``srw`` slots on big ``tabular`` leaned big ``rl`` to ``srw`` too, held there or
-    taught its teacher's planners at weight 1; at weight 10 the fit keeps ``rl`` off ``srw``."""
+    taught its teacher's planners at weight 1; taught them at weight 10, with labels of the refit's own
+    play there, it kept big ``rl`` level (docs/mara_policy.md, session 58)."""
     if not corners:
         raise ValueError("name at least one corner to teach")
     check_hold_weight(hold_weight)
