@@ -8,6 +8,9 @@
         --graft-gate-context --out runs/gate_graft  # a gate that also reads the load, for a linear one
     python examples/tune_gate.py --checkpoint mara_agents/mara/weights/mara_generalist.pt \
         --graft-gate-rule --out runs/gate_rule  # a gate that also reads load_switch's choice of path
+    python examples/tune_gate.py --checkpoint runs/g72/rule_gate_player.pt \
+        --labels runs/g72/warm_start_rule_gate_labels.npz --teach-only tabular,17-64 --teach-only rl,17-64,10 \
+        --steps 2000 --out runs/g72_trw   # teach two corners, big rl's labels counted 10 times; hold the rest
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
