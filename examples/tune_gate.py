@@ -159,14 +159,14 @@ def parse_teach_only(parser: argparse.ArgumentParser, text: str) -> Corner:
     nodes, _, weight = rest.partition(",")
     try:
         low, high = parse_node_range(nodes)
-        if workload in WORKLOADS and high is not None:
-            return Corner(workload, low, high, float(weight) if weight else 1.0)
+        if high is None:  # "N" alone means N or more nodes: a corner needs both ends
+            raise ValueError(nodes)
+        return Corner(workload, low, high, float(weight) if weight else 1.0)
     except ValueError:
-        pass
-    parser.error(
-        f"--teach-only wants WORKLOAD,LO-HI[,WEIGHT] (a registered workload: {', '.join(sorted(WORKLOADS))};"
-        f" nodes 1 <= LO <= HI; a finite weight > 0, default 1), got {text!r}"
-    )
+        parser.error(
+            f"--teach-only wants WORKLOAD,LO-HI[,WEIGHT] (a registered workload: {', '.join(sorted(WORKLOADS))};"
+            f" nodes 1 <= LO <= HI; a finite weight > 0, default 1), got {text!r}"
+        )
 
 
 def checked_args(parser: argparse.ArgumentParser, counts: tuple[str, ...]) -> argparse.Namespace:

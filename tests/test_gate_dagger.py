@@ -197,6 +197,8 @@ def test_keep_own_gate_labels_every_untaught_slot_with_the_gates_own_weights():
         keep_own_gate(_net(), labels, [])
     with pytest.raises(ValueError, match="a corner's weight must be a finite number > 0, got 0"):
         Corner("tabular", 17, 64, 0.0)
+    with pytest.raises(ValueError, match="corner workload 'nosuch' is not registered"):
+        Corner("nosuch", 17, 64)
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="hold_weight must be a finite number > 0"):
             keep_own_gate(_net(), labels, [Corner("tabular", 17, 64)], hold_weight=bad)

@@ -42,6 +42,7 @@ from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_agents.mara.workers import map_forked
 from mara_env.env import live_turns, raw_env
 from mara_env.observation import layout_of
+from mara_env.workloads import WORKLOADS
 
 GATE_SEED_BASE = TRAINING_SEED_BASE + 800_000_000  # above rollouts, demonstrations and selector plays
 GATE_SEED_SPAN = 100_000_000  # the gate rounds' seeds end where the action rounds' begin (+900,000,000)
@@ -211,6 +212,8 @@ class Corner:
     weight: float = 1.0
 
     def __post_init__(self) -> None:
+        if self.workload not in WORKLOADS:  # it would teach no slot, silently
+            raise ValueError(f"corner workload {self.workload!r} is not registered; registered: {sorted(WORKLOADS)}")
         if not 1 <= self.low <= self.high:
             raise ValueError(f"nodes must be a range 1 <= LO <= HI, got {self.low}-{self.high}")
         check_hold_weight(self.weight, name="a corner's weight")

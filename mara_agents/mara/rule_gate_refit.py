@@ -115,6 +115,5 @@ def rule_gate_refit(
     began, every = time.perf_counter(), GateLabels.concatenate(parts)
     stats = fit_gate(grafted, keep_own_gate(grafted, every, [RULE_CORNER], planners_only=True), steps)
     seconds = round(time.perf_counter() - began, 1)
-    taught = str(RULE_CORNER)
-    report.append({"fit": f"taught on {taught}, planners only", "slots": len(every), **stats, "seconds": seconds})
+    report.append({"fit": f"taught on {RULE_CORNER}, planners only", "slots": len(every), **stats, "seconds": seconds})
     return grafted, every, report
