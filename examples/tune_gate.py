@@ -11,6 +11,9 @@
     python examples/tune_gate.py --checkpoint runs/g72/rule_gate_player.pt \
         --labels runs/g72/warm_start_rule_gate_labels.npz --teach-only tabular,17-64 --teach-only rl,17-64,10 \
         --steps 2000 --out runs/g72_trw   # teach two corners, big rl's labels counted 10 times; hold the rest
+    python examples/tune_gate.py --checkpoint runs/g72/rule_gate_player.pt --rule-on-big-clusters \
+        --labels runs/g72/warm_start_rule_gate_labels.npz --teach-only tabular,17-64 --steps 2000 \
+        --out runs/g72_big   # the same, the gate reading the rule on clusters of 17 nodes or more only
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
@@ -23,7 +26,9 @@ whose slot tokens they hold, and a ``--labels`` refit of a network with another 
 and ``report.json`` (per round: labelled slots, cross-entropy and agreement before and after the fit, seconds); with
 ``--graft-gate-context`` also ``grafted.pt``, the copy with a gate that reads the arrival rate and
 ``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player; with ``--graft-gate-rule`` the
-copy whose gate also reads the path ``load_switch``'s rule names. ``--first-episode N`` starts the
+copy whose gate also reads the path ``load_switch``'s rule names (with ``--rule-on-big-clusters`` on
+clusters of at least 17 nodes only; that flag alone limits a checkpoint's gate that reads the rule
+already, and a ``--labels`` refit reads the labels so). ``--first-episode N`` starts the
 rounds at the N-th gate scenario, so a DAgger round on another network's play meets new scenarios. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
@@ -52,7 +57,7 @@ from mara_agents.mara.gate_dagger import (  # noqa: E402
     fit_gate,
     keep_own_gate,
 )
-from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule  # noqa: E402
+from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule, rule_on_big_clusters  # noqa: E402
 from mara_agents.mara.slot_network import SlotMARANet  # noqa: E402
 from mara_agents.mara.teacher import parse_node_range  # noqa: E402
 from mara_env.workloads.registry import WORKLOADS  # noqa: E402
@@ -104,6 +109,13 @@ def parse_args() -> argparse.Namespace:
         "where to follow the rule",
     )
     parser.add_argument(
+        "--rule-on-big-clusters",
+        action="store_true",
+        help="a gate that reads load_switch's path (the checkpoint's or --graft-gate-rule's) reads it only on clusters "
+        "of at least 17 nodes, zeros below (mara_agents.mara.input_grafts.rule_on_big_clusters), so what the refit "
+        "learns of the rule on big clusters cannot reach small ones through it; --labels are read the same way",
+    )
+    parser.add_argument(
         "--teach-only",
         metavar="WORKLOAD,LO-HI[,WEIGHT]",
         action="append",
@@ -150,6 +162,8 @@ def parse_args() -> argparse.Namespace:
             parser.error(f"{name} plays new labels: saved --labels were read by the gate before the graft")
     if args.graft_gate_context and args.graft_gate_rule:
         parser.error("--graft-gate-rule already gives a linear gate --graft-gate-context's layer: name one")
+    if args.graft_gate_context and args.rule_on_big_clusters:
+        parser.error("--rule-on-big-clusters limits a gate that reads the rule: --graft-gate-context gives none")
     return args
 
 
@@ -200,8 +214,11 @@ def main() -> None:
     args = parse_args()
     net, env, extra = load_checkpoint(args.checkpoint)
     if args.labels is not None:  # a refit: no play, one fit
+        net = limited_to_big_clusters(net, args) if args.rule_on_big_clusters else net
         try:
             labels = joined_labels(net, args.labels)
+            if args.rule_on_big_clusters:
+                labels = labels.with_rule_on_big_clusters()
             if args.teach_only is not None:
                 labels = keep_own_gate(net, labels, args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
@@ -221,20 +238,30 @@ def main() -> None:
                 net = graft(net)
             except (ValueError, AttributeError) as error:
                 raise SystemExit(f"{name}: {args.checkpoint} cannot take it ({error})") from None
+        net = limited_to_big_clusters(net, args) if args.rule_on_big_clusters else net
         args.out.mkdir(parents=True, exist_ok=True)  # only now: a refusal above leaves nothing
-        grafted = args.out / "grafted.pt"
-        player = save_checkpoint(net, grafted, env, extra) if graft is not None else args.checkpoint
+        changed = graft is not None or args.rule_on_big_clusters
+        player = save_checkpoint(net, args.out / "grafted.pt", env, extra) if changed else args.checkpoint
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
             args.rounds, args.episodes, args.steps, args.learning_rate, args.jobs, labels_to=args.out / "labels.npz",
             first_episode=args.first_episode,
         )  # fmt: skip
     recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
+    if args.rule_on_big_clusters:
+        recorded["rule_on_big_clusters"] = True
     if args.teach_only is not None:  # a --labels refit
         corners = [str(corner) for corner in args.teach_only]
-        recorded = {"teach_only": corners, "teach_planners_only": args.teach_planners_only,
-                    "hold_weight": args.hold_weight}  # fmt: skip
+        recorded.update(teach_only=corners, teach_planners_only=args.teach_planners_only, hold_weight=args.hold_weight)
     write_report(args, rounds, "fitted gate", recorded)
+
+
+def limited_to_big_clusters(net: SlotMARANet, args: argparse.Namespace) -> SlotMARANet:
+    """``net`` reading the rule on big clusters only; a usage error naming the checkpoint if it cannot."""
+    try:
+        return rule_on_big_clusters(net)
+    except ValueError as error:
+        raise SystemExit(f"--rule-on-big-clusters: {args.checkpoint} cannot take it ({error})") from None
 
 
 def joined_labels(net: SlotMARANet, paths: list[Path]) -> GateLabels:

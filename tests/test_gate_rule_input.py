@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.context_features import LIVE_TASKS, QUEUED_TASKS, gate_rule_inputs
 from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement
-from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule
+from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule, rule_on_big_clusters
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.rule_gate import load_switch_path
 from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
@@ -153,3 +154,103 @@ def test_tune_gate_grafts_the_rule_and_labels_what_the_gate_reads(tmp_path):
     assert refused.returncode == 2 and "--graft-gate-rule plays new labels" in refused.stderr
     both = subprocess.run([*command, "--graft-gate-context"], capture_output=True, text=True)
     assert both.returncode == 2 and "name one" in both.stderr
+
+
+def test_the_rule_reaches_a_big_cluster_gate_only_from_17_nodes_by_hand():
+    globals_ = np.zeros((4, len(GLOBAL_FEATURES)), np.float32)
+    globals_[:, RATE] = 0.06  # above the rule's rate; 4 of 8 rows live, none queued: edf
+    globals_[:, LIVE_TASKS] = 0.5
+    nodes = np.array([8, 16, 17, 64], np.float32)
+    expected = np.array([[0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 1, 0]], np.float32)
+    np.testing.assert_array_equal(gate_rule_inputs(globals_, 8, nodes), expected)
+    torch.testing.assert_close(
+        gate_rule_inputs(torch.from_numpy(globals_), 8, torch.from_numpy(nodes)), torch.from_numpy(expected)
+    )
+    np.testing.assert_array_equal(gate_rule_inputs(globals_[0], 8, 16), [0, 0, 0])  # one slot's globals, M = 16
+    np.testing.assert_array_equal(gate_rule_inputs(globals_[0], 8, 17), [0, 1, 0])
+    np.testing.assert_array_equal(gate_rule_inputs(globals_, 8), np.tile([0, 1, 0], (4, 1)))  # every size
+
+
+def _ruled(net: SlotMARANet) -> SlotMARANet:
+    """``net`` with the rule's weights drawn large, so that reading it moves the gate."""
+    with torch.no_grad():
+        net.gate_hidden.weight[:, -3:].normal_(0.0, 2.0, generator=torch.Generator().manual_seed(1))
+        net.gate.weight.fill_(0.3)
+    return net
+
+
+@pytest.mark.parametrize("num_nodes", [6, 17])
+def test_a_gate_limited_to_big_clusters_ignores_the_rule_below_17_nodes(tmp_path, num_nodes):
+    ruled = _ruled(graft_gate_rule(graft_gate_context(_net())))
+    limited = rule_on_big_clusters(ruled)
+    assert limited.config["gate_rule_big"] and not ruled.config["gate_rule_big"]  # the original is unchanged
+    blind = _ruled(graft_gate_rule(graft_gate_context(_net())))
+    with torch.no_grad():
+        blind.gate_hidden.weight[:, -3:] = 0.0  # the same gate, the rule unread
+    env = {**ENV, "num_nodes": num_nodes}
+    vectors = []
+    for seed, load in EPISODES:
+        episode = mara_env.raw_env(**env, load=load)
+        episode.reset(seed=seed)
+        rule = LoadSwitchScheduler()
+        rule.reset(seed)
+        for agent in live_turns(episode):
+            observation = episode.observe(agent)
+            vectors.append(observation["observation"])
+            episode.step(rule.act(observation, agent))
+    obs = torch.as_tensor(np.stack(vectors[::5]))
+    with torch.no_grad():
+        gates = {name: net.encode(obs).gate for name, net in (("r", ruled), ("l", limited), ("b", blind))}
+    if num_nodes < 17:
+        torch.testing.assert_close(gates["l"], gates["b"])  # the rule does not reach the gate
+        assert not torch.allclose(gates["r"], gates["b"])  # where the unlimited gate reads it
+    else:
+        torch.testing.assert_close(gates["l"], gates["r"])  # from 17 nodes it reads the rule as before
+    reloaded = load_checkpoint(save_checkpoint(limited, tmp_path / "l.pt", env))[0]
+    assert reloaded.config == limited.config
+    encoder = NumpySlotEncoder(reloaded)
+    for row, vector in enumerate(vectors[::5][::6]):
+        assert encoder(vector).gate == pytest.approx(float(gates["l"][row * 6, 0]), abs=1e-5)  # numpy reads it alike
+
+
+def test_labels_read_as_a_big_cluster_gate_reads_them_and_refusals():
+    inputs = np.ones((3, 21), np.float32)
+    labels = GateLabels(inputs, np.ones((3, 3), np.float32), np.full(3, "tabular"), np.array([8, 17, 64]))
+    limited = labels.with_rule_on_big_clusters()
+    np.testing.assert_array_equal(limited.inputs[:, -3:], [[0, 0, 0], [1, 1, 1], [1, 1, 1]])
+    np.testing.assert_array_equal(limited.inputs[:, :-3], inputs[:, :-3])
+    np.testing.assert_array_equal(labels.inputs, inputs)  # the labels given are left as they were
+    with pytest.raises(ValueError, match="gate_rule_big needs gate_rule=True"):
+        _net(gate_context=True, gate_rule_big=True)
+    with pytest.raises(ValueError, match="needs a gate that reads the rule"):
+        rule_on_big_clusters(graft_gate_context(_net()))
+    with pytest.raises(ValueError, match="needs a gate that reads the rule"):
+        rule_on_big_clusters(rule_on_big_clusters(graft_gate_rule(_net())))
+
+
+def test_tune_gate_refits_a_gate_that_reads_the_rule_on_big_clusters_only(tmp_path):
+    player = save_checkpoint(graft_gate_rule(_net()), tmp_path / "player.pt", {"forecaster": "wls"})
+    rng = np.random.default_rng(3)
+    rule = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 40)]
+    inputs = np.concatenate([rng.normal(size=(40, 18)).astype(np.float32), rule], 1)
+    GateLabels(inputs, rule * 3, np.full(40, "tabular"), np.repeat([32, 8], 20)).save(tmp_path / "labels.npz")
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(player), "--labels",
+               str(tmp_path / "labels.npz"), "--steps", "100", "--out", str(tmp_path / "o"),
+               "--teach-only", "tabular,17-64", "--rule-on-big-clusters"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["rule_on_big_clusters"] is True
+    refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
+    assert refit.config["gate_rule_big"]
+    small = torch.from_numpy(inputs[20:].copy())
+    small[:, -3:] = 0.0  # what the gate reads on the 8-node slots
+    with torch.no_grad():  # the 8-node slots were held to the player's even weights, the rule unread there
+        assert torch.cat(refit.gate_weights(small), -1).max() < 0.6
+    assert gate_agreement(refit, GateLabels(inputs[:20], rule[:20] * 3, np.full(20, "tabular"), np.full(20, 32))) > 0.8
+    plain = save_checkpoint(graft_gate_context(_net()), tmp_path / "plain.pt", {"forecaster": "wls"})
+    refused = subprocess.run([*command[:3], str(plain), *command[4:-3], "--rule-on-big-clusters"], capture_output=True,
+                             text=True)  # fmt: skip
+    assert refused.returncode == 1 and "cannot take it" in refused.stderr and "gate_rule" in refused.stderr
+    both = [*command[:4], "--out", str(tmp_path / "p"), "--graft-gate-context", "--rule-on-big-clusters"]
+    both = subprocess.run(both, capture_output=True, text=True)
+    assert both.returncode == 2 and "--graft-gate-context gives none" in both.stderr

@@ -34,10 +34,11 @@ FLAGS = {
     "load_scale": False,
     "gate_context": False,
     "gate_rule": False,
+    "gate_rule_big": False,
 }
 # settings of the slot actor only
 SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "load_scale",
-              "gate_context", "gate_rule")  # fmt: skip
+              "gate_context", "gate_rule", "gate_rule_big")  # fmt: skip
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

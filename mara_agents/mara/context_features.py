@@ -17,6 +17,7 @@ SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
 ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
 LIVE_TASKS, QUEUED_TASKS = GLOBAL_FEATURES.index("live_tasks"), GLOBAL_FEATURES.index("queued_tasks")
 RULE_INPUTS = 3  # what a gate_rule gate reads beside gate_load_inputs: the rule's path, one-hot
+RULE_MIN_NODES = 17  # a gate_rule_big gate reads the rule on clusters of this many nodes or more, zeros below
 GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
 GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
 
@@ -51,16 +52,23 @@ def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.T
     return torch.stack([rate, size_feature(num_nodes)], dim=-1)
 
 
-def gate_rule_inputs(globals_: torch.Tensor | np.ndarray, max_tasks: int) -> torch.Tensor | np.ndarray:
+def gate_rule_inputs(
+    globals_: torch.Tensor | np.ndarray, max_tasks: int, num_nodes: torch.Tensor | float | None = None
+) -> torch.Tensor | np.ndarray:
     """``(..., 3)``: the path ``load_switch``'s rule names for the slot (its ``slot_path``), one-hot in
     ``GATE_PATHS`` order: ``srw`` while the arrival rate is at most ``LOAD_SWITCH_RATE``, beyond it
     ``uniform`` once the tasks in the system (in the table and queued) outnumber the ``max_tasks`` rows
     (``edf_uniform``'s crowding at its default share) and ``edf`` before. A ``gate_rule`` gate reads it
-    so that it only has to learn where to follow the rule, not the rule. Torch or numpy, as given."""
+    so that it only has to learn where to follow the rule, not the rule. With ``num_nodes`` (each slot's
+    ``M``; a ``gate_rule_big`` gate), zeros on clusters of fewer than ``RULE_MIN_NODES`` nodes: what a
+    refit learns of the rule on big clusters then cannot reach small ones through it. Torch or numpy,
+    as given."""
     above = (globals_[..., ARRIVAL_RATE] > LOAD_SWITCH_RATE) * 1.0
     in_system = ((globals_[..., LIVE_TASKS] + globals_[..., QUEUED_TASKS]) * max_tasks).round()
     crowded = (in_system > max_tasks) * 1.0
     columns = [1.0 - above, above * (1.0 - crowded), above * crowded]
     if isinstance(globals_, torch.Tensor):
-        return torch.stack(columns, -1)
-    return np.stack(columns, -1).astype(np.float32)
+        rule = torch.stack(columns, -1)
+        return rule if num_nodes is None else rule * (num_nodes >= RULE_MIN_NODES).to(rule.dtype)[..., None]
+    rule = np.stack(columns, -1).astype(np.float32)
+    return rule if num_nodes is None else rule * np.float32(np.asarray(num_nodes) >= RULE_MIN_NODES)[..., None]

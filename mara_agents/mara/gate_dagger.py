@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
+from mara_agents.mara.context_features import RULE_INPUTS, RULE_MIN_NODES
 from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
@@ -69,6 +70,14 @@ class GateLabels:
         readers = {part.reader for part in parts}
         reader = readers.pop() if len(readers) == 1 else ""  # mixed readers: none can be vouched for
         return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields), reader=reader)
+
+    def with_rule_on_big_clusters(self) -> GateLabels:
+        """These labels as a ``gate_rule_big`` gate reads them: the rule's path (the last inputs) zeroed on
+        clusters of fewer than ``RULE_MIN_NODES`` nodes. For labels played by a gate that read it on every
+        size; those played by a ``gate_rule_big`` gate come back unchanged."""
+        inputs = self.inputs.copy()
+        inputs[self.nodes < RULE_MIN_NODES, -RULE_INPUTS:] = 0.0
+        return GateLabels(inputs, self.counts, self.workloads, self.nodes, self.reader)
 
     def save(self, path: Path) -> None:
         """Write the labels to ``path`` (``.npz``, no pickles)."""
@@ -132,7 +141,7 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
     student.reset(seed)
     play_warmup(env, scenarios, settings, seed, guide)
     cut = learner_window(scenarios, settings, seed).cut
-    context, rule = net.gate_hidden is not None, net.config["gate_rule"]
+    context, rule, big = net.gate_hidden is not None, net.config["gate_rule"], net.config["gate_rule_big"]
     inputs, counts = [], []
     for agent in live_turns(env):
         if cut is not None and env.sim.slot >= cut:
@@ -145,7 +154,7 @@ def _label_episode(job: tuple[Path, dict, str, int, ScenarioSampler | None]) -> 
             vector = observation["observation"]
             layout = layout_of(vector)
             _, globals_, _, _ = layout.split_observation(vector)
-            inputs.append(gate_inputs(student.slot_parts.pooled, globals_, layout, context, rule))
+            inputs.append(gate_inputs(student.slot_parts.pooled, globals_, layout, context, rule, big))
             counts.append(np.zeros(len(GATE_PATHS)))
         if path >= 0 and observation["action_mask"][1:].any():
             counts[-1][path] += 1

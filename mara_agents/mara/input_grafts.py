@@ -6,7 +6,8 @@ slot's context and in its critic. :func:`graft_load_signal` adds that input to a
 it, so that a refit can learn to use the load without cloning anew. A network built with
 ``gate_context=True`` has a gate with a tanh layer that reads the arrival rate and ``log2 M`` beside the
 slot token; :func:`graft_gate_context` gives one to a network whose gate is linear in the token.
-:func:`graft_gate_rule` lets such a gate also read the path ``load_switch``'s rule names (``gate_rule``).
+:func:`graft_gate_rule` lets such a gate also read the path ``load_switch``'s rule names (``gate_rule``),
+and :func:`rule_on_big_clusters` lets it read that path on big clusters only (``gate_rule_big``).
 The original is never changed.
 """
 
@@ -117,3 +118,16 @@ def graft_gate_rule(net: SlotMARANet, seed: int = 0) -> SlotMARANet:
     hidden = grafted.gate_hidden
     grafted.gate_hidden = with_zero_columns(hidden, hidden.in_features, RULE_INPUTS)
     return grafted
+
+
+def rule_on_big_clusters(net: SlotMARANet) -> SlotMARANet:
+    """A copy of a ``gate_rule`` network whose gate reads the rule's path only on clusters of at least
+    ``RULE_MIN_NODES`` nodes (``gate_rule_big``), the same weights. A player fresh from
+    :func:`graft_gate_rule` (the rule at weight 0) plays as before; refitted on big clusters, its gate
+    cannot carry the rule's weights to small ones. ``ValueError`` for a network without the rule or with
+    it limited already."""
+    if not net.config.get("gate_rule") or net.config.get("gate_rule_big"):
+        raise ValueError("rule_on_big_clusters needs a gate that reads the rule (gate_rule) on every cluster size")
+    limited = copy.deepcopy(net)
+    limited.config["gate_rule_big"] = True
+    return limited

@@ -122,15 +122,22 @@ def scaled_rate(rate: np.ndarray | float) -> np.ndarray:
 
 
 def gate_inputs(
-    pooled: np.ndarray, globals_: np.ndarray, layout: ObservationLayout, gate_context: bool, gate_rule: bool = False
+    pooled: np.ndarray,
+    globals_: np.ndarray,
+    layout: ObservationLayout,
+    gate_context: bool,
+    gate_rule: bool = False,
+    gate_rule_big: bool = False,
 ) -> np.ndarray:
     """What a slot's gate reads (:meth:`~.slot_network.SlotMARANet.gate_weights`): the slot token
     ``pooled``, with ``gate_context`` :func:`~.context_features.gate_load_inputs` of the slot's globals,
-    and with ``gate_rule`` :func:`~.context_features.gate_rule_inputs` after them."""
+    and with ``gate_rule`` :func:`~.context_features.gate_rule_inputs` after them (with ``gate_rule_big``
+    zeros on small clusters)."""
     if not gate_context:
         return pooled
     load = np.float32([scaled_rate(globals_[ARRIVAL_RATE]), size_feature(layout.num_nodes)])
-    rule = gate_rule_inputs(globals_, layout.max_tasks) if gate_rule else np.zeros(0, dtype=np.float32)
+    size = layout.num_nodes if gate_rule_big else None
+    rule = gate_rule_inputs(globals_, layout.max_tasks, size) if gate_rule else np.zeros(0, dtype=np.float32)
     return np.concatenate([pooled, load, rule])
 
 
@@ -192,7 +199,7 @@ class NumpySlotEncoder:
         if self.hinted:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.gate_hidden = None if net.gate_hidden is None else _linear(net.gate_hidden)
-            self.gate_rule = net.config["gate_rule"]
+            self.gate_rule, self.gate_rule_big = net.config["gate_rule"], net.config["gate_rule_big"]
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
@@ -241,7 +248,7 @@ class NumpySlotEncoder:
 
     def _gates(self, pooled: np.ndarray, globals_: np.ndarray, layout: ObservationLayout) -> tuple[float, float]:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
-        inputs = gate_inputs(pooled, globals_, layout, self.gate_hidden is not None, self.gate_rule)
+        inputs = gate_inputs(pooled, globals_, layout, self.gate_hidden is not None, self.gate_rule, self.gate_rule_big)
         if self.gate_hidden is not None:
             inputs = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
         logits = inputs @ self.gate[0] + self.gate[1]

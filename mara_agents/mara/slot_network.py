@@ -209,6 +209,11 @@ class SlotMARANet(nn.Module):
         one-hot (:func:`~.context_features.gate_rule_inputs`). A gate set each slot to that path levelled
         every big ``tabular`` cell where learned gates lost, but the rule is wrong elsewhere; reading it, a
         refitted gate only has to learn where to follow it (:func:`~.input_grafts.graft_gate_rule`).
+    gate_rule_big:
+        With ``gate_rule``, the rule's path reaches the gate only on clusters of at least
+        ``RULE_MIN_NODES`` nodes (zeros below; :func:`~.context_features.gate_rule_inputs`). The rule is
+        taught on big ``tabular`` clusters; read on every size, a refit that taught its ``srw`` slots
+        there moved 8-node ``tabular`` by up to a point (:func:`~.input_grafts.rule_on_big_clusters`).
     """
 
     architecture = "slot"
@@ -229,6 +234,7 @@ class SlotMARANet(nn.Module):
         gate_context: bool = False,
         load_scale: bool = False,
         gate_rule: bool = False,
+        gate_rule_big: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -243,6 +249,8 @@ class SlotMARANet(nn.Module):
             raise ValueError("gate_context needs planner_hints=True (it feeds the gate of the planners' skip paths)")
         if gate_rule and not gate_context:
             raise ValueError("gate_rule needs gate_context=True (the rule's path joins the tanh layer's inputs)")
+        if gate_rule_big and not gate_rule:
+            raise ValueError("gate_rule_big needs gate_rule=True (it limits where the gate reads the rule's path)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -259,6 +267,7 @@ class SlotMARANet(nn.Module):
             "load_scale": load_scale,
             "gate_context": gate_context,
             "gate_rule": gate_rule,
+            "gate_rule_big": gate_rule_big,
         }
         self.context_index = slot_context(load_signal)
         self.encoder = RowEncoder(history_window, len(self.context_index) + int(size_context), width, layers, heads)
@@ -351,7 +360,8 @@ class SlotMARANet(nn.Module):
         if self.gate_hidden is not None:
             pooled = torch.cat([pooled, gate_load_inputs(globals_, num_nodes)], -1)
         if self.config["gate_rule"]:
-            pooled = torch.cat([pooled, gate_rule_inputs(globals_, max_tasks)], -1)
+            size = num_nodes if self.config["gate_rule_big"] else None
+            pooled = torch.cat([pooled, gate_rule_inputs(globals_, max_tasks, size)], -1)
         return self.gate_weights(pooled)
 
     def gate_weights(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
