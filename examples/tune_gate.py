@@ -116,6 +116,12 @@ def parse_args() -> argparse.Namespace:
         "learns of the rule on big clusters cannot reach small ones through it; --labels are read the same way",
     )
     parser.add_argument(
+        "--fit-rule-only",
+        action="store_true",
+        help="with --labels: fit only the gate's weights on the rule's path (a gate that reads it); with "
+        "--rule-on-big-clusters the gate on clusters below 17 nodes then weighs the paths exactly as the checkpoint's",
+    )
+    parser.add_argument(
         "--teach-only",
         metavar="WORKLOAD,LO-HI[,WEIGHT]",
         action="append",
@@ -162,6 +168,8 @@ def parse_args() -> argparse.Namespace:
             parser.error(f"{name} plays new labels: saved --labels were read by the gate before the graft")
     if args.graft_gate_context and args.graft_gate_rule:
         parser.error("--graft-gate-rule already gives a linear gate --graft-gate-context's layer: name one")
+    if args.fit_rule_only and args.labels is None:
+        parser.error("--fit-rule-only refits on saved --labels (name the labels.npz of an earlier run)")
     if args.graft_gate_context and args.rule_on_big_clusters:
         parser.error("--rule-on-big-clusters limits a gate that reads the rule: --graft-gate-context gives none")
     return args
@@ -215,6 +223,8 @@ def main() -> None:
     net, env, extra = load_checkpoint(args.checkpoint)
     if args.labels is not None:  # a refit: no play, one fit
         net = limited_to_big_clusters(net, args) if args.rule_on_big_clusters else net
+        if args.fit_rule_only and not net.config.get("gate_rule"):
+            raise SystemExit(f"--fit-rule-only: {args.checkpoint}'s gate does not read the rule (gate_rule)")
         try:
             labels = joined_labels(net, args.labels)
             if args.rule_on_big_clusters:
@@ -222,7 +232,8 @@ def main() -> None:
             if args.teach_only is not None:
                 labels = keep_own_gate(net, labels, args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
-            rounds = [{"labels": named, "slots": len(labels), **fit_gate(net, labels, args.steps, args.learning_rate)}]
+            fitted = fit_gate(net, labels, args.steps, args.learning_rate, args.fit_rule_only)
+            rounds = [{"labels": named, "slots": len(labels), **fitted}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
         args.out.mkdir(parents=True, exist_ok=True)  # only once the refit worked: a refusal leaves nothing
@@ -248,8 +259,7 @@ def main() -> None:
             first_episode=args.first_episode,
         )  # fmt: skip
     recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
-    if args.rule_on_big_clusters:
-        recorded["rule_on_big_clusters"] = True
+    recorded.update({flag: True for flag in ("rule_on_big_clusters", "fit_rule_only") if getattr(args, flag)})
     if args.teach_only is not None:  # a --labels refit
         corners = [str(corner) for corner in args.teach_only]
         recorded.update(teach_only=corners, teach_planners_only=args.teach_planners_only, hold_weight=args.hold_weight)

@@ -230,14 +230,19 @@ def test_labels_read_as_a_big_cluster_gate_reads_them_and_refusals():
 
 def test_tune_gate_refits_a_gate_that_reads_the_rule_on_big_clusters_only(tmp_path):
     player = save_checkpoint(graft_gate_rule(_net()), tmp_path / "player.pt", {"forecaster": "wls"})
+    plain = save_checkpoint(graft_gate_context(_net()), tmp_path / "plain.pt", {"forecaster": "wls"})
     rng = np.random.default_rng(3)
     rule = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 40)]
     inputs = np.concatenate([rng.normal(size=(40, 18)).astype(np.float32), rule], 1)
     GateLabels(inputs, rule * 3, np.full(40, "tabular"), np.repeat([32, 8], 20)).save(tmp_path / "labels.npz")
-    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(player), "--labels",
-               str(tmp_path / "labels.npz"), "--steps", "100", "--out", str(tmp_path / "o"),
-               "--teach-only", "tabular,17-64", "--rule-on-big-clusters"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
+
+    def tune(*flags: str, checkpoint=player, out: str = "o", labels: bool = True) -> subprocess.CompletedProcess:
+        saved = ["--labels", str(tmp_path / "labels.npz"), "--steps", "100"] if labels else []
+        command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), *saved,
+                   "--out", str(tmp_path / out), *flags]  # fmt: skip
+        return subprocess.run(command, capture_output=True, text=True)
+
+    done = tune("--teach-only", "tabular,17-64", "--rule-on-big-clusters")
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads((tmp_path / "o" / "report.json").read_text())["rule_on_big_clusters"] is True
     refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
@@ -247,10 +252,44 @@ def test_tune_gate_refits_a_gate_that_reads_the_rule_on_big_clusters_only(tmp_pa
     with torch.no_grad():  # the 8-node slots were held to the player's even weights, the rule unread there
         assert torch.cat(refit.gate_weights(small), -1).max() < 0.6
     assert gate_agreement(refit, GateLabels(inputs[:20], rule[:20] * 3, np.full(20, "tabular"), np.full(20, 32))) > 0.8
-    plain = save_checkpoint(graft_gate_context(_net()), tmp_path / "plain.pt", {"forecaster": "wls"})
-    refused = subprocess.run([*command[:3], str(plain), *command[4:-3], "--rule-on-big-clusters"], capture_output=True,
-                             text=True)  # fmt: skip
-    assert refused.returncode == 1 and "cannot take it" in refused.stderr and "gate_rule" in refused.stderr
-    both = [*command[:4], "--out", str(tmp_path / "p"), "--graft-gate-context", "--rule-on-big-clusters"]
-    both = subprocess.run(both, capture_output=True, text=True)
-    assert both.returncode == 2 and "--graft-gate-context gives none" in both.stderr
+    only = tune("--teach-only", "tabular,17-64", "--rule-on-big-clusters", "--fit-rule-only", out="r")
+    assert only.returncode == 0, only.stderr[-2000:]
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["fit_rule_only"] is True and report["rule_on_big_clusters"] is True
+    for flags, checkpoint, labels, code, message in [
+        (["--rule-on-big-clusters"], plain, True, 1, "cannot take it (rule_on_big_clusters needs a gate that reads"),
+        (["--fit-rule-only"], plain, True, 1, "gate does not read the rule (gate_rule)"),
+        (["--fit-rule-only"], player, False, 2, "--fit-rule-only refits on saved --labels"),
+        (["--graft-gate-context", "--rule-on-big-clusters"], player, False, 2, "--graft-gate-context gives none"),
+    ]:
+        refused = tune(*flags, checkpoint=checkpoint, out="p", labels=labels)
+        assert refused.returncode == code and message in refused.stderr, refused.stderr[-2000:]
+    assert not (tmp_path / "p").exists()  # a refusal writes nothing
+
+
+def test_a_rule_only_fit_moves_the_rule_weights_alone_and_small_clusters_not_at_all():
+    # labels follow the rule on 32-node slots; 8-node slots (the rule unread there) ask for edf
+    rng = np.random.default_rng(5)
+    rule = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 200)]
+    inputs = np.concatenate([rng.normal(size=(200, 18)).astype(np.float32), rule], 1)
+    nodes = np.repeat([32, 8], 100)
+    counts = np.where((nodes == 32)[:, None], rule, np.eye(3, dtype=np.float32)[1]) * 3
+    labels = GateLabels(inputs, counts, np.full(200, "tabular"), nodes).with_rule_on_big_clusters()
+    net = rule_on_big_clusters(graft_gate_rule(_net()))
+    before = {name: tensor.clone() for name, tensor in net.state_dict().items()}
+    small = torch.from_numpy(labels.inputs[100:])
+    with torch.no_grad():
+        small_before = torch.cat(net.gate_weights(small), -1)
+    stats = fit_gate(net, labels, steps=300, rule_only=True)
+    after = net.state_dict()
+    for name, tensor in before.items():
+        if name != "gate_hidden.weight":
+            assert torch.equal(after[name], tensor), name
+    assert torch.equal(after["gate_hidden.weight"][:, :-3], before["gate_hidden.weight"][:, :-3])
+    assert not torch.equal(after["gate_hidden.weight"][:, -3:], before["gate_hidden.weight"][:, -3:])
+    with torch.no_grad():
+        assert torch.equal(torch.cat(net.gate_weights(small), -1), small_before)  # exactly as before
+    big = GateLabels(labels.inputs[:100], counts[:100], np.full(100, "tabular"), nodes[:100])
+    assert gate_agreement(net, big) > 0.9 and stats["loss_after"] < stats["loss_before"]
+    with pytest.raises(ValueError, match="the gate must read it"):
+        fit_gate(graft_gate_context(_net()), labels, steps=1, rule_only=True)

@@ -278,20 +278,35 @@ def check_hold_weight(hold_weight: float, name: str = "hold_weight") -> None:
         raise ValueError(f"{name} must be a finite number > 0, got {hold_weight}")
 
 
-def fit_gate(net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3) -> dict[str, float]:
+def fit_gate(
+    net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3, rule_only: bool = False
+) -> dict[str, float]:
     """Fit ``net``'s gate layers (in place; nothing else changes) to ``labels`` by full-batch Adam (no
-    draw: the same labels give the same gate); the loss and agreement before and after."""
+    draw: the same labels give the same gate); the loss and agreement before and after. With
+    ``rule_only`` (a ``gate_rule`` gate) only the tanh layer's weights on the rule's path move: where the
+    gate reads no rule (small clusters, with ``gate_rule_big``) it weighs the paths exactly as before."""
     if len(labels) == 0:
         raise ValueError("no labelled slot to fit the gate on (every episode had no task to choose)")
+    if rule_only and not net.config.get("gate_rule"):
+        raise ValueError("rule_only fits the weights on the rule's path: the gate must read it (gate_rule)")
     layers = [net.gate] + ([net.gate_hidden] if net.gate_hidden is not None else [])
-    parameters = [p for layer in layers for p in layer.parameters()]
+    parameters = [net.gate_hidden.weight] if rule_only else [p for layer in layers for p in layer.parameters()]
+    hook = None
+    if rule_only:  # Adam leaves a weight whose gradient is always 0 where it was
+        kept = torch.zeros_like(net.gate_hidden.weight)
+        kept[:, -RULE_INPUTS:] = 1.0
+        hook = net.gate_hidden.weight.register_hook(lambda grad: grad * kept)
     before = {"loss_before": _loss(net, labels), "agreement_before": gate_agreement(net, labels)}
     optimizer = torch.optim.Adam(parameters, lr=learning_rate)
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = gate_cross_entropy(net, labels)
-        loss.backward()
-        optimizer.step()
+    try:
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = gate_cross_entropy(net, labels)
+            loss.backward()
+            optimizer.step()
+    finally:
+        if hook is not None:
+            hook.remove()
     return {**before, "loss_after": _loss(net, labels), "agreement_after": gate_agreement(net, labels)}
 
 
