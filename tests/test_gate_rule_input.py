@@ -35,9 +35,9 @@ def _net(seed: int = 0, **flags) -> SlotMARANet:
     return SlotMARANet(width=16, layers=1, heads=2, **{**HINTED, **flags}).eval()
 
 
-def _turns(seed: int, load: str):
+def _turns(seed: int, load: str, num_nodes: int = ENV["num_nodes"]):
     """(observation, load_switch's path or None where nothing may be chosen) at every turn it plays."""
-    env = mara_env.raw_env(**ENV, load=load)
+    env = mara_env.raw_env(**{**ENV, "num_nodes": num_nodes}, load=load)
     env.reset(seed=seed)
     rule = LoadSwitchScheduler()
     rule.reset(seed)
@@ -187,17 +187,7 @@ def test_a_gate_limited_to_big_clusters_ignores_the_rule_below_17_nodes(tmp_path
     blind = _ruled(graft_gate_rule(graft_gate_context(_net())))
     with torch.no_grad():
         blind.gate_hidden.weight[:, -3:] = 0.0  # the same gate, the rule unread
-    env = {**ENV, "num_nodes": num_nodes}
-    vectors = []
-    for seed, load in EPISODES:
-        episode = mara_env.raw_env(**env, load=load)
-        episode.reset(seed=seed)
-        rule = LoadSwitchScheduler()
-        rule.reset(seed)
-        for agent in live_turns(episode):
-            observation = episode.observe(agent)
-            vectors.append(observation["observation"])
-            episode.step(rule.act(observation, agent))
+    vectors = [o["observation"] for seed, load in EPISODES for o, _ in _turns(seed, load, num_nodes)]
     obs = torch.as_tensor(np.stack(vectors[::5]))
     with torch.no_grad():
         gates = {name: net.encode(obs).gate for name, net in (("r", ruled), ("l", limited), ("b", blind))}
@@ -206,7 +196,7 @@ def test_a_gate_limited_to_big_clusters_ignores_the_rule_below_17_nodes(tmp_path
         assert not torch.allclose(gates["r"], gates["b"])  # where the unlimited gate reads it
     else:
         torch.testing.assert_close(gates["l"], gates["r"])  # from 17 nodes it reads the rule as before
-    reloaded = load_checkpoint(save_checkpoint(limited, tmp_path / "l.pt", env))[0]
+    reloaded = load_checkpoint(save_checkpoint(limited, tmp_path / "l.pt", {**ENV, "num_nodes": num_nodes}))[0]
     assert reloaded.config == limited.config
     encoder = NumpySlotEncoder(reloaded)
     for row, vector in enumerate(vectors[::5][::6]):

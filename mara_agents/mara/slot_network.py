@@ -212,8 +212,8 @@ class SlotMARANet(nn.Module):
     gate_rule_big:
         With ``gate_rule``, the rule's path reaches the gate only on clusters of at least
         ``RULE_MIN_NODES`` nodes (zeros below; :func:`~.context_features.gate_rule_inputs`). The rule is
-        taught on big ``tabular`` clusters; read on every size, a refit that taught its ``srw`` slots
-        there moved 8-node ``tabular`` by up to a point (:func:`~.input_grafts.rule_on_big_clusters`).
+        taught on big ``tabular`` clusters; read on every size, the rule-gate step's refit cost small
+        clusters about 0.3 points (docs/mara_policy.md, session 59; :func:`~.input_grafts.rule_on_big_clusters`).
     """
 
     architecture = "slot"
