@@ -48,6 +48,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from mara_agents.mara.context_features import RULE_MIN_NODES  # noqa: E402
 from mara_agents.mara.gate_dagger import (  # noqa: E402
     Corner,
     GateLabels,
@@ -112,14 +113,16 @@ def parse_args() -> argparse.Namespace:
         "--rule-on-big-clusters",
         action="store_true",
         help="a gate that reads load_switch's path (the checkpoint's or --graft-gate-rule's) reads it only on clusters "
-        "of at least 17 nodes, zeros below (mara_agents.mara.input_grafts.rule_on_big_clusters), so what the refit "
-        "learns of the rule on big clusters cannot reach small ones through it; --labels are read the same way",
+        f"of at least {RULE_MIN_NODES} nodes, zeros below (mara_agents.mara.input_grafts.rule_on_big_clusters), so "
+        "what the refit learns of the rule on big clusters cannot reach small ones through it; --labels are read the "
+        "same way",
     )
     parser.add_argument(
         "--fit-rule-only",
         action="store_true",
         help="with --labels: fit only the gate's weights on the rule's path (a gate that reads it); with "
-        "--rule-on-big-clusters the gate on clusters below 17 nodes then weighs the paths exactly as the checkpoint's",
+        f"--rule-on-big-clusters the gate on clusters below {RULE_MIN_NODES} nodes then weighs the paths exactly as "
+        "the checkpoint's",
     )
     parser.add_argument(
         "--teach-only",
@@ -221,8 +224,8 @@ def training_config(train_args: str):
 def main() -> None:
     args = parse_args()
     net, env, extra = load_checkpoint(args.checkpoint)
+    net, changed = network_to_fit(net, args)
     if args.labels is not None:  # a refit: no play, one fit
-        net = limited_to_big_clusters(net, args) if args.rule_on_big_clusters else net
         if args.fit_rule_only and not net.config.get("gate_rule"):
             raise SystemExit(f"--fit-rule-only: {args.checkpoint}'s gate does not read the rule (gate_rule)")
         try:
@@ -242,16 +245,7 @@ def main() -> None:
         config = training_config(args.train_args)
         if config.teacher is None:
             raise SystemExit(f"--train-args {args.train_args!r} names no teacher: nothing labels the gate")
-        graft = graft_gate_rule if args.graft_gate_rule else graft_gate_context if args.graft_gate_context else None
-        if graft is not None:
-            name = "--graft-gate-rule" if args.graft_gate_rule else "--graft-gate-context"
-            try:
-                net = graft(net)
-            except (ValueError, AttributeError) as error:
-                raise SystemExit(f"{name}: {args.checkpoint} cannot take it ({error})") from None
-        net = limited_to_big_clusters(net, args) if args.rule_on_big_clusters else net
         args.out.mkdir(parents=True, exist_ok=True)  # only now: a refusal above leaves nothing
-        changed = graft is not None or args.rule_on_big_clusters
         player = save_checkpoint(net, args.out / "grafted.pt", env, extra) if changed else args.checkpoint
         rounds = dagger_rounds(
             net, player, config.env, config.teacher, config.scenarios, args.out / "checkpoint.pt",
@@ -266,12 +260,22 @@ def main() -> None:
     write_report(args, rounds, "fitted gate", recorded)
 
 
-def limited_to_big_clusters(net: SlotMARANet, args: argparse.Namespace) -> SlotMARANet:
-    """``net`` reading the rule on big clusters only; a usage error naming the checkpoint if it cannot."""
-    try:
-        return rule_on_big_clusters(net)
-    except ValueError as error:
-        raise SystemExit(f"--rule-on-big-clusters: {args.checkpoint} cannot take it ({error})") from None
+def network_to_fit(net: SlotMARANet, args: argparse.Namespace) -> tuple[SlotMARANet, bool]:
+    """``net`` with the graft and the limit ``args`` ask for (a usage error naming the checkpoint if it cannot
+    take them), and whether it differs from the checkpoint's (a play then saves it as ``grafted.pt``)."""
+    graft = graft_gate_rule if args.graft_gate_rule else graft_gate_context if args.graft_gate_context else None
+    if graft is not None:
+        name = "--graft-gate-rule" if args.graft_gate_rule else "--graft-gate-context"
+        try:
+            net = graft(net)
+        except (ValueError, AttributeError) as error:
+            raise SystemExit(f"{name}: {args.checkpoint} cannot take it ({error})") from None
+    if args.rule_on_big_clusters:
+        try:
+            net = rule_on_big_clusters(net)
+        except ValueError as error:
+            raise SystemExit(f"--rule-on-big-clusters: {args.checkpoint} cannot take it ({error})") from None
+    return net, graft is not None or args.rule_on_big_clusters
 
 
 def joined_labels(net: SlotMARANet, paths: list[Path]) -> GateLabels:

@@ -17,7 +17,7 @@ SLOT_CONTEXT_INDEX = global_index(SLOT_CONTEXT)
 ARRIVAL_RATE = GLOBAL_FEATURES.index("arrival_rate")
 LIVE_TASKS, QUEUED_TASKS = GLOBAL_FEATURES.index("live_tasks"), GLOBAL_FEATURES.index("queued_tasks")
 RULE_INPUTS = 3  # what a gate_rule gate reads beside gate_load_inputs: the rule's path, one-hot
-RULE_MIN_NODES = 17  # a gate_rule_big gate reads the rule on clusters of this many nodes or more, zeros below
+RULE_MIN_NODES = 17  # the rule-gate step teaches clusters this big; a gate_rule_big gate reads the rule there only
 GATE_RATE_SCALE = 20.0  # arrival_rate x 20: about 1 at the train load, 1.4 at heavy and 1.9 at extreme
 GATE_RATE_CAP = 5.0  # the first slots' rate is a few arrivals over one slot: capped, so one burst cannot saturate
 

@@ -31,14 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.context_features import RULE_MIN_NODES
 from mara_agents.mara.gate_dagger import Corner, GateLabels, fit_gate, gate_seeds, keep_own_gate, label_own_play
 from mara_agents.mara.input_grafts import graft_gate_rule
 from mara_agents.mara.scenarios import ScenarioFocus, ScenarioSampler
 from mara_agents.mara.slot_network import SlotMARANet
 
-RULE_TEACHER = "load_switch~tabular,17-64,0.7"  # the teacher's candidate that labels the corner alone
-RULE_CORNER = Corner("tabular", 17, 64)  # where the teacher's labels are kept: tabular on 17 to 64 nodes
-RULE_FOCUS = ScenarioFocus("tabular", min_nodes=17, loads=(0.7, 3.5), share=0.9)  # the focused plays' corner
+RULE_TEACHER = f"load_switch~tabular,{RULE_MIN_NODES}-64,0.7"  # the teacher's candidate that labels the corner alone
+RULE_CORNER = Corner("tabular", RULE_MIN_NODES, 64)  # where the teacher's labels are kept: tabular on 17 to 64 nodes
+RULE_FOCUS = ScenarioFocus("tabular", min_nodes=RULE_MIN_NODES, loads=(0.7, 3.5), share=0.9)  # the plays' corner
 RULE_FIT_STEPS = 2000  # full-batch Adam steps of the fit (72,781 slots: about a minute on 2 cores)
 
 
