@@ -14,6 +14,9 @@
     python examples/tune_gate.py --checkpoint runs/g72/rule_gate_player.pt --rule-on-big-clusters \
         --labels runs/g72/warm_start_rule_gate_labels.npz --teach-only tabular,17-64 --steps 2000 \
         --out runs/g72_big   # the same, the gate reading the rule on clusters of 17 nodes or more only
+    python examples/tune_gate.py --checkpoint runs/g72_big/checkpoint.pt --split-gate \
+        --labels runs/g72/warm_start_rule_gate_labels.npz --teach-only tabular,17-64 --steps 2000 \
+        --out runs/g72_split   # big clusters get a gate of their own, and only it is fitted
 
 ``--train-args`` are the ``examples/train_mara.py`` flags of the run that made the checkpoint: they give
 the teacher and the scenario distribution (training curves, seeds no evaluation plays). Each of
@@ -28,7 +31,9 @@ and ``report.json`` (per round: labelled slots, cross-entropy and agreement befo
 ``log2 M`` (``mara_agents.mara.input_grafts``), the first round's player; with ``--graft-gate-rule`` the
 copy whose gate also reads the path ``load_switch``'s rule names (with ``--rule-on-big-clusters`` on
 clusters of at least 17 nodes only; that flag alone limits a checkpoint's gate that reads the rule
-already, and a ``--labels`` refit reads the labels so). ``--first-episode N`` starts the
+already, and a ``--labels`` refit reads the labels as the gate does). ``--split-gate`` gives clusters of
+at least 17 nodes a gate of their own and fits only that one, so small clusters play exactly as before.
+``--first-episode N`` starts the
 rounds at the N-th gate scenario, so a DAgger round on another network's play meets new scenarios. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.
 """
@@ -58,7 +63,12 @@ from mara_agents.mara.gate_dagger import (  # noqa: E402
     fit_gate,
     keep_own_gate,
 )
-from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule, rule_on_big_clusters  # noqa: E402
+from mara_agents.mara.input_grafts import (  # noqa: E402
+    graft_gate_context,
+    graft_gate_rule,
+    rule_on_big_clusters,
+    split_gate,
+)
 from mara_agents.mara.slot_network import SlotMARANet  # noqa: E402
 from mara_agents.mara.teacher import parse_node_range  # noqa: E402
 from mara_env.workloads.registry import WORKLOADS  # noqa: E402
@@ -125,6 +135,13 @@ def parse_args() -> argparse.Namespace:
         "the checkpoint's",
     )
     parser.add_argument(
+        "--split-gate",
+        action="store_true",
+        help=f"with --labels: give clusters of at least {RULE_MIN_NODES} nodes a gate of their own, first a copy of "
+        "the gate (mara_agents.mara.input_grafts.split_gate; a checkpoint split already keeps its own), and fit only "
+        "that one: clusters below play exactly as the checkpoint's",
+    )
+    parser.add_argument(
         "--teach-only",
         metavar="WORKLOAD,LO-HI[,WEIGHT]",
         action="append",
@@ -171,8 +188,12 @@ def parse_args() -> argparse.Namespace:
             parser.error(f"{name} plays new labels: saved --labels were read by the gate before the graft")
     if args.graft_gate_context and args.graft_gate_rule:
         parser.error("--graft-gate-rule already gives a linear gate --graft-gate-context's layer: name one")
-    if args.fit_rule_only and args.labels is None:
-        parser.error("--fit-rule-only refits on saved --labels (name the labels.npz of an earlier run)")
+    for flag in ("fit_rule_only", "split_gate"):
+        if getattr(args, flag) and args.labels is None:
+            name = "--" + flag.replace("_", "-")
+            parser.error(f"{name} refits on saved --labels (name the labels.npz of an earlier run)")
+    if args.fit_rule_only and args.split_gate:
+        parser.error("--fit-rule-only and --split-gate each name the weights to fit: choose one")
     if args.graft_gate_context and args.rule_on_big_clusters:
         parser.error("--rule-on-big-clusters limits a gate that reads the rule: --graft-gate-context gives none")
     return args
@@ -230,12 +251,12 @@ def main() -> None:
             raise SystemExit(f"--fit-rule-only: {args.checkpoint}'s gate does not read the rule (gate_rule)")
         try:
             labels = joined_labels(net, args.labels)
-            if args.rule_on_big_clusters:
+            if net.config.get("gate_rule_big"):  # read as this gate reads them
                 labels = labels.with_rule_on_big_clusters()
             if args.teach_only is not None:
                 labels = keep_own_gate(net, labels, args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
-            fitted = fit_gate(net, labels, args.steps, args.learning_rate, args.fit_rule_only)
+            fitted = fit_gate(net, labels, args.steps, args.learning_rate, args.fit_rule_only, args.split_gate)
             rounds = [{"labels": named, "slots": len(labels), **fitted}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
@@ -253,7 +274,8 @@ def main() -> None:
             first_episode=args.first_episode,
         )  # fmt: skip
     recorded = {"first_episode": args.first_episode} if args.first_episode else {}  # a play; never with --labels
-    recorded.update({flag: True for flag in ("rule_on_big_clusters", "fit_rule_only") if getattr(args, flag)})
+    flags = ("rule_on_big_clusters", "fit_rule_only", "split_gate")
+    recorded.update({flag: True for flag in flags if getattr(args, flag)})
     if args.teach_only is not None:  # a --labels refit
         corners = [str(corner) for corner in args.teach_only]
         recorded.update(teach_only=corners, teach_planners_only=args.teach_planners_only, hold_weight=args.hold_weight)
@@ -275,7 +297,12 @@ def network_to_fit(net: SlotMARANet, args: argparse.Namespace) -> tuple[SlotMARA
             net = rule_on_big_clusters(net)
         except ValueError as error:
             raise SystemExit(f"--rule-on-big-clusters: {args.checkpoint} cannot take it ({error})") from None
-    return net, graft is not None or args.rule_on_big_clusters
+    if args.split_gate and not net.config.get("split_gate"):
+        try:
+            net = split_gate(net)
+        except ValueError as error:
+            raise SystemExit(f"--split-gate: {args.checkpoint} cannot take it ({error})") from None
+    return net, graft is not None or args.rule_on_big_clusters or args.split_gate
 
 
 def joined_labels(net: SlotMARANet, paths: list[Path]) -> GateLabels:

@@ -35,10 +35,11 @@ FLAGS = {
     "gate_context": False,
     "gate_rule": False,
     "gate_rule_big": False,
+    "split_gate": False,
 }
 # settings of the slot actor only
 SLOT_FLAGS = ("planner_hints", "pick_hints", "uniform_pick", "selector", "size_context", "load_signal", "load_scale",
-              "gate_context", "gate_rule", "gate_rule_big")  # fmt: skip
+              "gate_context", "gate_rule", "gate_rule_big", "split_gate")  # fmt: skip
 # The actor architectures, by the config's "architecture" (absent in checkpoints of the joint actor).
 ARCHITECTURES: dict[str, type[MARANet] | type[SlotMARANet]] = {"joint": MARANet, "slot": SlotMARANet}
 

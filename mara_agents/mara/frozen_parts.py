@@ -17,7 +17,8 @@ from torch import nn
 
 FROZEN_PARTS: dict[str, tuple[str, ...]] = {
     "encoder": ("encoder.", "slot_token"),  # everything the slot token and the row tokens come from
-    "gate": ("gate.", "gate_hidden."),  # the skip paths' gate (and a grafted gate's hidden layer)
+    # the skip paths' gate (and a grafted gate's hidden layer, and a split gate's big clusters' pair)
+    "gate": ("gate.", "gate_hidden.", "big_gate.", "big_gate_hidden."),
 }
 
 

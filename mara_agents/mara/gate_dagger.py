@@ -190,7 +190,7 @@ def label_own_play(
 
 def _path_weights(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
     """``(slots, 3)``: ``net``'s gate weights on the three paths at each labelled slot."""
-    return stacked_paths(*net.gate_weights(torch.from_numpy(labels.inputs)))
+    return stacked_paths(*net.gate_weights(torch.from_numpy(labels.inputs), torch.from_numpy(labels.nodes)))
 
 
 def gate_cross_entropy(net: SlotMARANet, labels: GateLabels) -> torch.Tensor:
@@ -279,23 +279,35 @@ def check_hold_weight(hold_weight: float, name: str = "hold_weight") -> None:
 
 
 def fit_gate(
-    net: SlotMARANet, labels: GateLabels, steps: int = 400, learning_rate: float = 3e-3, rule_only: bool = False
+    net: SlotMARANet,
+    labels: GateLabels,
+    steps: int = 400,
+    learning_rate: float = 3e-3,
+    rule_only: bool = False,
+    big_only: bool = False,
 ) -> dict[str, float]:
     """Fit ``net``'s gate layers (in place; nothing else changes) to ``labels`` by full-batch Adam (no
     draw: the same labels give the same gate); the loss and agreement before and after. With
     ``rule_only`` (a ``gate_rule`` gate) only the tanh layer's weights on the rule's path move: where the
-    gate reads no rule (small clusters, with ``gate_rule_big``) it weighs the paths exactly as before."""
+    gate reads no rule (small clusters, with ``gate_rule_big``) it weighs the paths exactly as before.
+    With ``big_only`` (a ``split_gate``) only the big clusters' gate moves, fitted on their slots; small
+    clusters' gate stays exactly as it was."""
     if len(labels) == 0:
         raise ValueError("no labelled slot to fit the gate on (every episode had no task to choose)")
+    if rule_only and big_only:
+        raise ValueError("rule_only and big_only each name the weights to fit: choose one")
     if rule_only and not net.config.get("gate_rule"):
         raise ValueError("rule_only fits the weights on the rule's path: the gate must read it (gate_rule)")
-    layers = [net.gate] + ([net.gate_hidden] if net.gate_hidden is not None else [])
-    parameters = [net.gate_hidden.weight] if rule_only else [p for layer in layers for p in layer.parameters()]
+    if big_only and not net.config.get("split_gate"):
+        raise ValueError("big_only fits the big clusters' gate: the network must have one (split_gate)")
     hook = None
     if rule_only:  # Adam leaves a weight whose gradient is always 0 where it was
+        parameters = [net.gate_hidden.weight]
         kept = torch.zeros_like(net.gate_hidden.weight)
         kept[:, -RULE_INPUTS:] = 1.0
         hook = net.gate_hidden.weight.register_hook(lambda grad: grad * kept)
+    else:
+        parameters = [p for layer in gate_layers(net, big_only) for p in layer.parameters()]
     before = {"loss_before": _loss(net, labels), "agreement_before": gate_agreement(net, labels)}
     optimizer = torch.optim.Adam(parameters, lr=learning_rate)
     try:
@@ -308,6 +320,14 @@ def fit_gate(
         if hook is not None:
             hook.remove()
     return {**before, "loss_after": _loss(net, labels), "agreement_after": gate_agreement(net, labels)}
+
+
+def gate_layers(net: SlotMARANet, big_only: bool = False) -> list[torch.nn.Linear]:
+    """The layers a gate fit moves: the gate and its tanh layer, and a split gate's big clusters' pair
+    (only that pair with ``big_only``)."""
+    small = [net.gate] + ([net.gate_hidden] if net.gate_hidden is not None else [])
+    big = [net.big_gate, net.big_gate_hidden] if net.config.get("split_gate") else []
+    return big if big_only else small + big
 
 
 def _loss(net: SlotMARANet, labels: GateLabels) -> float:

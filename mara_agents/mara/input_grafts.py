@@ -8,6 +8,7 @@ it, so that a refit can learn to use the load without cloning anew. A network bu
 slot token; :func:`graft_gate_context` gives one to a network whose gate is linear in the token.
 :func:`graft_gate_rule` lets such a gate also read the path ``load_switch``'s rule names (``gate_rule``),
 and :func:`rule_on_big_clusters` lets it read that path on big clusters only (``gate_rule_big``).
+:func:`split_gate` gives big clusters a gate of their own, a copy of the gate (``split_gate``).
 The original is never changed.
 """
 
@@ -131,3 +132,16 @@ def rule_on_big_clusters(net: SlotMARANet) -> SlotMARANet:
     limited = copy.deepcopy(net)
     limited.config["gate_rule_big"] = True
     return limited
+
+
+def split_gate(net: SlotMARANet) -> SlotMARANet:
+    """A copy of a ``gate_context`` network whose clusters of at least ``RULE_MIN_NODES`` nodes read a gate
+    of their own (``split_gate``), first a copy of the gate, so the copy plays as ``net``. Fitted alone
+    (``gate_dagger.fit_gate(big_only=True)``), that gate cannot move small clusters' play. ``ValueError``
+    for a network without a gate's tanh layer or with the split already."""
+    if net.gate_hidden is None or net.config.get("split_gate"):
+        raise ValueError("split_gate needs a gate with a tanh layer (gate_context) that is not split yet")
+    split = copy.deepcopy(net)
+    split.config["split_gate"] = True
+    split.big_gate_hidden, split.big_gate = copy.deepcopy(net.gate_hidden), copy.deepcopy(net.gate)
+    return split

@@ -25,6 +25,7 @@ from mara_agents.mara.context_features import (
     ARRIVAL_RATE,
     GATE_RATE_CAP,
     GATE_RATE_SCALE,
+    RULE_MIN_NODES,
     SLOT_CONTEXT_INDEX,
     gate_rule_inputs,
 )
@@ -200,6 +201,7 @@ class NumpySlotEncoder:
             self.hint_embed, self.gate = _linear(net.hint_embed), _linear(net.gate)
             self.gate_hidden = None if net.gate_hidden is None else _linear(net.gate_hidden)
             self.gate_rule, self.gate_rule_big = net.config["gate_rule"], net.config["gate_rule_big"]
+            self.big_gate = (_linear(net.big_gate_hidden), _linear(net.big_gate)) if net.config["split_gate"] else None
             self.planner = SRWScheduler()  # plans the hints of every slot
         self.uniform = net.config["uniform_pick"]
         self.size_context = net.config["size_context"]
@@ -249,9 +251,12 @@ class NumpySlotEncoder:
     def _gates(self, pooled: np.ndarray, globals_: np.ndarray, layout: ObservationLayout) -> tuple[float, float]:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
         inputs = gate_inputs(pooled, globals_, layout, self.gate_hidden is not None, self.gate_rule, self.gate_rule_big)
-        if self.gate_hidden is not None:
-            inputs = np.tanh(inputs @ self.gate_hidden[0] + self.gate_hidden[1])
-        logits = inputs @ self.gate[0] + self.gate[1]
+        hidden, gate = self.gate_hidden, self.gate
+        if self.big_gate is not None and layout.num_nodes >= RULE_MIN_NODES:  # a split gate: big clusters' own
+            hidden, gate = self.big_gate
+        if hidden is not None:
+            inputs = np.tanh(inputs @ hidden[0] + hidden[1])
+        logits = inputs @ gate[0] + gate[1]
         if not self.uniform:
             return float(1.0 / (1.0 + np.exp(-logits[0]))), 0.0
         weights = np.exp(np.array([logits[0], 0.0, logits[1]]) - max(float(logits.max()), 0.0))

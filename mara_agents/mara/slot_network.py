@@ -50,6 +50,7 @@ the same kind as :class:`~.network.MARANet`'s.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -57,6 +58,7 @@ from torch import nn
 
 from mara_agents.mara.context_features import (
     RULE_INPUTS,
+    RULE_MIN_NODES,
     SLOT_CONTEXT,
     gate_load_inputs,
     gate_rule_inputs,
@@ -133,6 +135,11 @@ def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) ->
         return weights.sum() * 0.0  # keeps the graph (and the device) of a real loss
     chosen = weights[labelled].gather(-1, paths[labelled][:, None]).squeeze(-1)
     return -torch.log(chosen.clamp(min=1e-6)).mean()
+
+
+def gate_logits(inputs: torch.Tensor, hidden: nn.Linear | None, gate: nn.Linear) -> torch.Tensor:
+    """One gate's logits: its tanh layer (a ``gate_context`` gate) and its linear output."""
+    return gate(inputs if hidden is None else torch.tanh(hidden(inputs)))
 
 
 def make_selector(width: int, context: int = len(SLOT_CONTEXT)) -> nn.Sequential:
@@ -214,6 +221,12 @@ class SlotMARANet(nn.Module):
         ``RULE_MIN_NODES`` nodes (zeros below; :func:`~.context_features.gate_rule_inputs`). The rule is
         taught on big ``tabular`` clusters; read on every size, the rule-gate step's refit cost small
         clusters about 0.3 points (docs/mara_policy.md, session 59; :func:`~.input_grafts.rule_on_big_clusters`).
+    split_gate:
+        With ``gate_context``, clusters of at least ``RULE_MIN_NODES`` nodes have a gate of their own
+        (``big_gate_hidden`` and ``big_gate``, built as copies of the gate), reading the same inputs. A
+        refit of the big clusters' gate alone (``gate_dagger.fit_gate(big_only=True)``) leaves small
+        clusters' play exactly as it was: refits of the one shared gate on big clusters moved 8-node
+        ``tabular`` by up to a point (docs/mara_policy.md, session 59; :func:`~.input_grafts.split_gate`).
     """
 
     architecture = "slot"
@@ -235,6 +248,7 @@ class SlotMARANet(nn.Module):
         load_scale: bool = False,
         gate_rule: bool = False,
         gate_rule_big: bool = False,
+        split_gate: bool = False,
     ) -> None:
         super().__init__()
         if pick_hints and not planner_hints:
@@ -251,6 +265,8 @@ class SlotMARANet(nn.Module):
             raise ValueError("gate_rule needs gate_context=True (the rule's path joins the tanh layer's inputs)")
         if gate_rule_big and not gate_rule:
             raise ValueError("gate_rule_big needs gate_rule=True (it limits where the gate reads the rule's path)")
+        if split_gate and not gate_context:
+            raise ValueError("split_gate needs gate_context=True (the big clusters' gate copies the gate's tanh layer)")
         self.config = {
             "architecture": self.architecture,
             "history_window": history_window,
@@ -268,6 +284,7 @@ class SlotMARANet(nn.Module):
             "gate_context": gate_context,
             "gate_rule": gate_rule,
             "gate_rule_big": gate_rule_big,
+            "split_gate": split_gate,
         }
         self.context_index = slot_context(load_signal)
         self.encoder = RowEncoder(history_window, len(self.context_index) + int(size_context), width, layers, heads)
@@ -294,6 +311,8 @@ class SlotMARANet(nn.Module):
         for layer in (self.row_skip, self.idle_skip, self.edf_skip, self.gate):
             nn.init.zeros_(layer.weight)
         nn.init.zeros_(self.gate.bias)
+        if split_gate:  # copies, drawing nothing: a fresh split plays as one gate
+            self.big_gate_hidden, self.big_gate = copy.deepcopy(self.gate_hidden), copy.deepcopy(self.gate)
         if pick_hints:
             with torch.no_grad():
                 self.row_skip.weight[0, -1] = self.edf_skip.weight[0, -1] = PICK_START
@@ -362,15 +381,21 @@ class SlotMARANet(nn.Module):
         if self.config["gate_rule"]:
             size = num_nodes if self.config["gate_rule_big"] else None
             pooled = torch.cat([pooled, gate_rule_inputs(globals_, max_tasks, size)], -1)
-        return self.gate_weights(pooled)
+        return self.gate_weights(pooled, num_nodes)
 
-    def gate_weights(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def gate_weights(
+        self, inputs: torch.Tensor, num_nodes: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`_gates` from what the gate reads ``(n, width)``: the slot token, and with ``gate_context``
         :func:`~.context_features.gate_load_inputs` after it ``(n, width + 2)``, and with ``gate_rule``
-        :func:`~.context_features.gate_rule_inputs` last ``(n, width + 5)``."""
-        if self.gate_hidden is not None:
-            inputs = torch.tanh(self.gate_hidden(inputs))
-        logits = self.gate(inputs)
+        :func:`~.context_features.gate_rule_inputs` last ``(n, width + 5)``. A ``split_gate`` needs each
+        slot's cluster size ``num_nodes`` ``(n,)``: big clusters read the big clusters' gate."""
+        logits = gate_logits(inputs, self.gate_hidden, self.gate)
+        if self.config["split_gate"]:
+            if num_nodes is None:
+                raise ValueError("a split gate needs each slot's cluster size (num_nodes) to pick its gate")
+            big = (num_nodes >= RULE_MIN_NODES)[:, None]
+            logits = torch.where(big, gate_logits(inputs, self.big_gate_hidden, self.big_gate), logits)
         if not self.config["uniform_pick"]:
             return torch.sigmoid(logits), torch.zeros_like(logits)
         weights = torch.softmax(torch.cat([logits[:, :1], torch.zeros_like(logits[:, :1]), logits[:, 1:]], -1), -1)
