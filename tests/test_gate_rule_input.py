@@ -48,6 +48,26 @@ def _turns(seed: int, load: str, num_nodes: int = ENV["num_nodes"]):
         env.step(action)
 
 
+def tune_gate_on_labels(
+    tmp_path, checkpoint, *flags: str, out: str = "o", labels: bool = True
+) -> subprocess.CompletedProcess:
+    """``examples/tune_gate.py`` on ``checkpoint`` with ``flags``, writing to ``tmp_path/out``; with ``labels``
+    a 100-step refit on ``tmp_path/labels.npz``."""
+    saved = ["--labels", str(tmp_path / "labels.npz"), "--steps", "100"] if labels else []
+    command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), *saved,
+               "--out", str(tmp_path / out), *flags]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def assert_refused(tune, tmp_path, cases) -> None:
+    """Each case ``(flags, checkpoint, labels, exit code, message)`` run by ``tune`` into ``tmp_path/p``
+    exits with that code and message, and no refusal writes anything."""
+    for flags, checkpoint, labels, code, message in cases:
+        refused = tune(*flags, checkpoint=checkpoint, out="p", labels=labels)
+        assert refused.returncode == code and message in refused.stderr, refused.stderr[-2000:]
+    assert not (tmp_path / "p").exists()
+
+
 def test_the_rule_inputs_by_hand_in_torch_and_numpy():
     globals_ = np.zeros((4, len(GLOBAL_FEATURES)), np.float32)
     globals_[:, RATE] = [LOAD_SWITCH_RATE, 0.06, 0.06, 0.06]  # at the rate srw still plays
@@ -227,10 +247,7 @@ def test_tune_gate_refits_a_gate_that_reads_the_rule_on_big_clusters_only(tmp_pa
     GateLabels(inputs, rule * 3, np.full(40, "tabular"), np.repeat([32, 8], 20)).save(tmp_path / "labels.npz")
 
     def tune(*flags: str, checkpoint=player, out: str = "o", labels: bool = True) -> subprocess.CompletedProcess:
-        saved = ["--labels", str(tmp_path / "labels.npz"), "--steps", "100"] if labels else []
-        command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), *saved,
-                   "--out", str(tmp_path / out), *flags]  # fmt: skip
-        return subprocess.run(command, capture_output=True, text=True)
+        return tune_gate_on_labels(tmp_path, checkpoint, *flags, out=out, labels=labels)
 
     done = tune("--teach-only", "tabular,17-64", "--rule-on-big-clusters")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -246,15 +263,12 @@ def test_tune_gate_refits_a_gate_that_reads_the_rule_on_big_clusters_only(tmp_pa
     assert only.returncode == 0, only.stderr[-2000:]
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["fit_rule_only"] is True and report["rule_on_big_clusters"] is True
-    for flags, checkpoint, labels, code, message in [
+    assert_refused(tune, tmp_path, [
         (["--rule-on-big-clusters"], plain, True, 1, "cannot take it (rule_on_big_clusters needs a gate that reads"),
         (["--fit-rule-only"], plain, True, 1, "gate does not read the rule (gate_rule)"),
         (["--fit-rule-only"], player, False, 2, "--fit-rule-only refits on saved --labels"),
         (["--graft-gate-context", "--rule-on-big-clusters"], player, False, 2, "--graft-gate-context gives none"),
-    ]:
-        refused = tune(*flags, checkpoint=checkpoint, out="p", labels=labels)
-        assert refused.returncode == code and message in refused.stderr, refused.stderr[-2000:]
-    assert not (tmp_path / "p").exists()  # a refusal writes nothing
+    ])  # fmt: skip
 
 
 def test_a_rule_only_fit_moves_the_rule_weights_alone_and_small_clusters_not_at_all():

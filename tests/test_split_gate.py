@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from mara_agents.mara.frozen_parts import frozen_names
 from mara_agents.mara.gate_dagger import Corner, GateLabels, fit_gate, gate_agreement, keep_own_gate
 from mara_agents.mara.input_grafts import graft_gate_rule, rule_on_big_clusters, split_gate
 from mara_agents.mara.numpy_actor import NumpySlotEncoder
-from tests.test_gate_rule_input import ENV, EPISODES, _net, _ruled, _turns
+from tests.test_gate_rule_input import ENV, EPISODES, _net, _ruled, _turns, assert_refused, tune_gate_on_labels
 
 SMALL_GATE = ("gate.weight", "gate.bias", "gate_hidden.weight", "gate_hidden.bias")
 
@@ -105,16 +104,14 @@ def test_tune_gate_splits_the_gate_and_fits_big_clusters_only(tmp_path):
     labels, _ = _labels(seed=3, slots=40)
     labels.save(tmp_path / "labels.npz")
 
-    def tune(*flags: str, checkpoint=player, out: str = "o", saved: bool = True) -> subprocess.CompletedProcess:
-        given = ["--labels", str(tmp_path / "labels.npz"), "--steps", "100"] if saved else []
-        command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), *given,
-                   "--out", str(tmp_path / out), *flags]  # fmt: skip
-        return subprocess.run(command, capture_output=True, text=True)
+    def tune(*flags: str, checkpoint=player, out: str = "o", labels: bool = True) -> subprocess.CompletedProcess:
+        return tune_gate_on_labels(tmp_path, checkpoint, *flags, out=out, labels=labels)
 
     done = tune("--split-gate", "--teach-only", "tabular,17-64")
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["split_gate"] is True
+
     # the limited checkpoint reads the labels as its gate does: the rule zeroed on the 8-node slots
     def agreement(read: GateLabels) -> float:
         return gate_agreement(limited, keep_own_gate(limited, read, [Corner("tabular", 17, 64)]))
@@ -127,11 +124,8 @@ def test_tune_gate_splits_the_gate_and_fits_big_clusters_only(tmp_path):
     for name in SMALL_GATE:
         assert torch.equal(refit.state_dict()[name], limited.state_dict()[name]), name
     assert not torch.equal(refit.big_gate.weight, limited.gate.weight)
-    for flags, checkpoint, saved, code, message in [
+    assert_refused(tune, tmp_path, [
         (["--split-gate"], linear, True, 1, "--split-gate: "),
         (["--split-gate"], player, False, 2, "--split-gate refits on saved --labels"),
         (["--split-gate", "--fit-rule-only"], player, True, 2, "choose one"),
-    ]:
-        refused = tune(*flags, checkpoint=checkpoint, out="p", saved=saved)
-        assert refused.returncode == code and message in refused.stderr, refused.stderr[-2000:]
-    assert not (tmp_path / "p").exists()  # a refusal writes nothing
+    ])  # fmt: skip
