@@ -52,6 +52,13 @@ def gate_load_inputs(globals_: torch.Tensor, num_nodes: torch.Tensor) -> torch.T
     return torch.stack([rate, size_feature(num_nodes)], dim=-1)
 
 
+def big_cluster(num_nodes):
+    """Whether a cluster of ``num_nodes`` nodes (an int, or a torch or numpy array of them) is big: at least
+    ``RULE_MIN_NODES``, where the rule-gate step teaches, a ``gate_rule_big`` gate reads the rule and a
+    ``split_gate`` network reads its big clusters' gate."""
+    return num_nodes >= RULE_MIN_NODES
+
+
 def gate_rule_inputs(
     globals_: torch.Tensor | np.ndarray, max_tasks: int, num_nodes: torch.Tensor | float | None = None
 ) -> torch.Tensor | np.ndarray:
@@ -69,6 +76,6 @@ def gate_rule_inputs(
     columns = [1.0 - above, above * (1.0 - crowded), above * crowded]
     if isinstance(globals_, torch.Tensor):
         rule = torch.stack(columns, -1)
-        return rule if num_nodes is None else rule * (num_nodes >= RULE_MIN_NODES).to(rule.dtype)[..., None]
+        return rule if num_nodes is None else rule * big_cluster(num_nodes).to(rule.dtype)[..., None]
     rule = np.stack(columns, -1).astype(np.float32)
-    return rule if num_nodes is None else rule * np.float32(np.asarray(num_nodes) >= RULE_MIN_NODES)[..., None]
+    return rule if num_nodes is None else rule * np.float32(big_cluster(np.asarray(num_nodes)))[..., None]

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
-from mara_agents.mara.context_features import RULE_INPUTS, RULE_MIN_NODES
+from mara_agents.mara.context_features import RULE_INPUTS, big_cluster
 from mara_agents.mara.frozen_parts import part_digest
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
@@ -76,7 +76,7 @@ class GateLabels:
         clusters of fewer than ``RULE_MIN_NODES`` nodes. For labels played by a gate that read it on every
         size; those played by a ``gate_rule_big`` gate come back unchanged."""
         inputs = self.inputs.copy()
-        inputs[self.nodes < RULE_MIN_NODES, -RULE_INPUTS:] = 0.0
+        inputs[~big_cluster(self.nodes), -RULE_INPUTS:] = 0.0
         return GateLabels(inputs, self.counts, self.workloads, self.nodes, self.reader)
 
     def save(self, path: Path) -> None:

@@ -25,8 +25,8 @@ from mara_agents.mara.context_features import (
     ARRIVAL_RATE,
     GATE_RATE_CAP,
     GATE_RATE_SCALE,
-    RULE_MIN_NODES,
     SLOT_CONTEXT_INDEX,
+    big_cluster,
     gate_rule_inputs,
 )
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
@@ -252,7 +252,7 @@ class NumpySlotEncoder:
         """:meth:`SlotMARANet._gates`: the srw and uniform paths' weights."""
         inputs = gate_inputs(pooled, globals_, layout, self.gate_hidden is not None, self.gate_rule, self.gate_rule_big)
         hidden, gate = self.gate_hidden, self.gate
-        if self.big_gate is not None and layout.num_nodes >= RULE_MIN_NODES:  # a split gate: big clusters' own
+        if self.big_gate is not None and big_cluster(layout.num_nodes):  # a split gate: big clusters' own
             hidden, gate = self.big_gate
         if hidden is not None:
             inputs = np.tanh(inputs @ hidden[0] + hidden[1])

@@ -58,8 +58,8 @@ from torch import nn
 
 from mara_agents.mara.context_features import (
     RULE_INPUTS,
-    RULE_MIN_NODES,
     SLOT_CONTEXT,
+    big_cluster,
     gate_load_inputs,
     gate_rule_inputs,
     scaled_load,
@@ -394,7 +394,7 @@ class SlotMARANet(nn.Module):
         if self.config["split_gate"]:
             if num_nodes is None:
                 raise ValueError("a split gate needs each slot's cluster size (num_nodes) to pick its gate")
-            big = (num_nodes >= RULE_MIN_NODES)[:, None]
+            big = big_cluster(num_nodes)[:, None]
             logits = torch.where(big, gate_logits(inputs, self.big_gate_hidden, self.big_gate), logits)
         if not self.config["uniform_pick"]:
             return torch.sigmoid(logits), torch.zeros_like(logits)
