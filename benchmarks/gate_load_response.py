@@ -28,8 +28,9 @@ import torch
 
 import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.scenarios import VALIDATION_SEED
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE
 from mara_agents.registry import load_agent
 from mara_agents.stats import format_table

@@ -26,8 +26,8 @@ from pathlib import Path
 import mara_agents
 import mara_env
 from mara_agents.base import Scheduler
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.scenarios import VALIDATION_SEED
-from mara_agents.mara.slot_network import GATE_PATHS
 from mara_agents.mara.teacher import Teacher, candidate_name, parse_teacher
 from mara_agents.stats import format_table
 from mara_env.env import live_turns

@@ -40,7 +40,7 @@ from mara_agents.registry import load_agent
 from mara_agents.stats import format_table, summarize
 from mara_env.forecast.evaluation import write_report
 
-PATHS = ("srw", "edf", "uniform")  # the gate's paths, in the order of slot_network.GATE_PATHS
+PATHS = ("srw", "edf", "uniform")  # the gate's paths, in the order of gate_paths.GATE_PATHS
 HEADER = ["workload", "load", "M", "slots", "completion", "switches/task", *(f"w {p}" for p in PATHS)]
 HEADER += ["srw p10", "srw p90", *(f"led {p}" for p in PATHS), "lead flips /100 slots"]
 HEADER += [f"agree {p}" for p in PATHS]

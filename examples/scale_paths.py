@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.gate_edits import scale_paths
-from mara_agents.mara.slot_network import GATE_PATHS
+from mara_agents.mara.gate_paths import GATE_PATHS
 
 
 def main() -> None:

@@ -35,12 +35,12 @@ from tune_gate import checked_args, training_config, write_report  # noqa: E402
 from mara_agents.mara.action_dagger import action_rounds, action_sampler  # noqa: E402
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.frozen_parts import FROZEN_PARTS, frozen_names  # noqa: E402
+from mara_agents.mara.gate_paths import GATE_PATHS  # noqa: E402
 from mara_agents.mara.imitation import Demonstrations, collect_demonstrations  # noqa: E402
 from mara_agents.mara.input_grafts import graft_load_signal  # noqa: E402
 from mara_agents.mara.path_weighting import check_path_weights  # noqa: E402
 from mara_agents.mara.ppo import batch_sizes, warm_start_seeds  # noqa: E402
 from mara_agents.mara.scenarios import Padding, ScenarioSampler  # noqa: E402
-from mara_agents.mara.slot_network import GATE_PATHS  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:

@@ -8,8 +8,8 @@ import pytest
 
 import mara_agents
 from mara_agents.heuristics import EDFScheduler, EDFUniformScheduler, UniformScheduler
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.imitation import play_teacher_episode
-from mara_agents.mara.slot_network import GATE_PATHS
 from mara_env.env import live_turns, raw_env
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 150, "workload": "rl", "load": "extreme", "curve_split": "train"}

@@ -14,10 +14,11 @@ import mara_env
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.context_features import LIVE_TASKS, QUEUED_TASKS, gate_rule_inputs
 from mara_agents.mara.gate_dagger import GateLabels, fit_gate, gate_agreement
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.input_grafts import graft_gate_context, graft_gate_rule, rule_on_big_clusters
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead
 from mara_agents.mara.rule_gate import load_switch_path
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE, LoadSwitchScheduler
 from mara_env.env import live_turns
 from mara_env.observation import GLOBAL_FEATURES, layout_of

@@ -13,11 +13,12 @@ import torch
 
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.gate_edits import PATH_PARAMETERS, pin_gate, scale_paths
+from mara_agents.mara.gate_paths import GATE_PATHS, gate_loss
 from mara_agents.mara.guidance import gate_weight
 from mara_agents.mara.imitation import check_gate_supervision, clone, collect_demonstrations
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.ppo import PPOConfig
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, gate_loss
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import WorkerPool
 from tests.scripts import ROOT

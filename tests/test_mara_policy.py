@@ -387,7 +387,7 @@ def test_a_corner_candidate_labels_alone_in_its_corner_and_nowhere_else():
     """``uniform~rl,4,2.0``: on a 4-node ``rl`` episode at the heavy load (2.1) uniform labels alone, with
     uniform's own actions and its gate path, and nothing is played; below the load, under the size or on
     another workload the ordinary candidates compete and uniform is not among them."""
-    from mara_agents.mara.slot_network import GATE_PATHS
+    from mara_agents.mara.gate_paths import GATE_PATHS
     from mara_agents.mara.teacher import Corner, Teacher
 
     settings = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "rl", "curve_split": "test"}

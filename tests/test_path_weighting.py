@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from mara_agents.mara.checkpoint import save_checkpoint
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.imitation import clone, cloning_loss, collect_demonstrations
 from mara_agents.mara.path_weighting import accuracy_by_path, check_path_weights, turn_weights
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 
 SMALL_ENV = {"num_nodes": 4, "max_tasks": 4, "horizon": 80, "workload": "synthetic", "load": "extreme",
              "forecaster": "wls"}  # fmt: skip

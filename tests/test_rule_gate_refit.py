@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from mara_agents.mara.gate_dagger import GateLabels, gate_seeds
+from mara_agents.mara.gate_paths import stacked_paths
 from mara_agents.mara.rule_gate_refit import (
     RULE_FOCUS,
     RULE_PLAYS,
@@ -22,7 +23,7 @@ from mara_agents.mara.rule_gate_refit import (
     rule_teacher,
 )
 from mara_agents.mara.scenarios import ScenarioSampler
-from mara_agents.mara.slot_network import SlotMARANet, stacked_paths
+from mara_agents.mara.slot_network import SlotMARANet
 from tests.test_mara_policy import _train_mara_config
 
 HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}

@@ -13,6 +13,7 @@ from mara_agents.heuristics import UniformScheduler
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.context_features import SLOT_CONTEXT_INDEX
 from mara_agents.mara.gate_edits import add_selector, graft_uniform_path
+from mara_agents.mara.gate_paths import SELECTOR_OPTIONS, select_paths, selector_inputs
 from mara_agents.mara.numpy_actor import NumpySlotEncoder, NumpyTurnHead, slot_selector_inputs
 from mara_agents.mara.scenarios import ScenarioSampler
 from mara_agents.mara.selector import (
@@ -24,13 +25,7 @@ from mara_agents.mara.selector import (
     option_network,
     play_options,
 )
-from mara_agents.mara.slot_network import (
-    NUM_NODES,
-    SELECTOR_OPTIONS,
-    SlotMARANet,
-    select_paths,
-    selector_inputs,
-)
+from mara_agents.mara.slot_network import NUM_NODES, SlotMARANet
 from mara_env.observation import layout_of
 from tests.scripts import ROOT
 from tests.test_planner_hints import _srw_turns

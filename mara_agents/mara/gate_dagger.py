@@ -34,10 +34,11 @@ import torch
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.context_features import RULE_INPUTS, big_cluster
 from mara_agents.mara.frozen_parts import part_digest
+from mara_agents.mara.gate_paths import GATE_PATHS, stacked_paths
 from mara_agents.mara.numpy_actor import gate_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import GATE_PATHS, SlotMARANet, stacked_paths
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_agents.mara.workers import map_forked

@@ -10,7 +10,8 @@ import math
 import torch
 from torch import nn
 
-from mara_agents.mara.slot_network import GATE_PATHS, PICK_START, PIN_LOGIT, SlotMARANet, make_selector
+from mara_agents.mara.gate_paths import GATE_PATHS, PIN_LOGIT, make_selector
+from mara_agents.mara.slot_network import PICK_START, SlotMARANet
 
 
 def pin_gate(net: SlotMARANet, path: str) -> SlotMARANet:

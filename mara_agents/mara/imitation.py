@@ -20,13 +20,13 @@ from tqdm.auto import tqdm
 
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.frozen_parts import frozen
+from mara_agents.mara.gate_paths import logits_and_gate_loss
 from mara_agents.mara.network import MARANet
 from mara_agents.mara.packed_vectors import PackedVectors, joined
 from mara_agents.mara.path_weighting import accuracy_by_path, turn_weights
 from mara_agents.mara.row_buckets import rows_needed, size_buckets
 from mara_agents.mara.scenarios import Padding, ScenarioSampler, scenario_settings
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.warmup import learner_window, play_warmup
 from mara_agents.mara.workers import one_torch_thread
@@ -37,7 +37,7 @@ from mara_env.env import live_turns, raw_env
 class Demonstrations:
     """Over node turns: ``obs`` and ``states`` (packed: only the rows each uses), arrays of ``masks``,
     ``actions`` (teacher), ``returns``, and ``paths``, the planner the teacher followed
-    (``slot_network.GATE_PATHS``; -1 or ``None``: none); ``completion_rates`` per episode."""
+    (``gate_paths.GATE_PATHS``; -1 or ``None``: none); ``completion_rates`` per episode."""
 
     obs: PackedVectors
     masks: np.ndarray
@@ -186,7 +186,7 @@ def clone(
     """Fit the actor to the teacher's actions and the critic to normalised returns.
 
     With ``gate_coef`` > 0 (a hinted slot actor and demonstrations with ``paths``) the gate is also fitted,
-    by :func:`~.slot_network.gate_loss` with that weight, to the planner each episode's teacher followed.
+    by :func:`~.gate_paths.gate_loss` with that weight, to the planner each episode's teacher followed.
 
     With ``row_buckets`` each batch holds samples of similar table size, cut to the rows they use
     (:mod:`~mara_agents.mara.row_buckets`): much faster on mixed scenarios, the same loss per batch.

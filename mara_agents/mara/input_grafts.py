@@ -21,8 +21,9 @@ from torch import nn
 from torch.nn.utils import skip_init
 
 from mara_agents.mara.context_features import RULE_INPUTS, slot_context
+from mara_agents.mara.gate_paths import GATE_HIDDEN
 from mara_agents.mara.network import LOAD_GLOBALS, global_index, global_names
-from mara_agents.mara.slot_network import GATE_HIDDEN, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 
 # the grafted gate carries the linear gate's logits through tanh at this fraction of their size, where
 # tanh is nearly linear (logits up to 10, as a generalist's reach, lose at most 1.3%: on 22,596 slots of a
@@ -71,7 +72,7 @@ def graft_load_signal(net: SlotMARANet, scaled: bool = True) -> SlotMARANet:
 
 def graft_gate_context(net: SlotMARANet, seed: int = 0) -> SlotMARANet:
     """A copy of ``net`` whose gate reads the arrival rate and ``log2 M`` beside the slot token through a
-    tanh layer of :data:`~.slot_network.GATE_HIDDEN` units (``gate_context=True``), first weighing the
+    tanh layer of :data:`~.gate_paths.GATE_HIDDEN` units (``gate_context=True``), first weighing the
     paths nearly as the original: its first units carry the linear gate's logits (scaled by
     :data:`GATE_GRAFT_SCALE`) and the output undoes the scale; the other units start at small weights
     drawn from ``seed`` with output weight 0, for a gate refit (:mod:`~.gate_dagger`) to use.

@@ -104,7 +104,7 @@ class SlotParts:
 def slot_selector_inputs(
     pooled: np.ndarray, vector: np.ndarray, context_index: list[int] = SLOT_CONTEXT_INDEX
 ) -> np.ndarray:
-    """:func:`~.slot_network.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``
+    """:func:`~.gate_paths.selector_inputs` of one observation ``vector`` whose slot token is ``pooled``
     (the slot's context at ``context_index``: a network's ``context_index``)."""
     layout = layout_of(vector)
     _, globals_, _, _ = layout.split_observation(vector)
@@ -264,7 +264,7 @@ class NumpySlotEncoder:
         return float(weights[0]), float(weights[2])
 
     def _select(self, gates: tuple[float, float], inputs: np.ndarray) -> tuple[float, float]:
-        """:func:`~.slot_network.select_paths` of the selector's choice, for one slot."""
+        """:func:`~.gate_paths.select_paths` of the selector's choice, for one slot."""
         (first, first_bias), (last, last_bias) = self.selector
         logits = np.tanh(inputs @ first + first_bias) @ last + last_bias
         choice = np.exp(logits - logits.max())

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from mara_agents.mara.slot_network import GATE_PATHS
+from mara_agents.mara.gate_paths import GATE_PATHS
 
 
 def check_path_weights(path_weights: Mapping[str, float]) -> dict[str, float]:

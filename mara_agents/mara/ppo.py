@@ -16,7 +16,7 @@ candidate, still completes more than the student; with ``guide_floor_min_nodes``
 at least that many nodes: :mod:`~mara_agents.mara.guidance`).
 
 Gate supervision (``gate_coef`` > 0, a hinted slot actor with a ``best`` teacher): the teacher follows
-one planner per episode, and a cross-entropy on the actor's gate (:func:`~.slot_network.gate_loss`)
+one planner per episode, and a cross-entropy on the actor's gate (:func:`~.gate_paths.gate_loss`)
 asks it to pick that planner's skip path, with weight ``gate_coef`` in the warm start and
 ``gate_coef`` scaled as the guide is annealed during PPO, never below ``gate_floor``.
 
@@ -40,6 +40,7 @@ from mara_agents.mara.action_dagger import check_action_settings
 from mara_agents.mara.advantages import RunningMeanStd
 from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.exploration import actor_mean, check_explore_nodes, normalised_advantages
+from mara_agents.mara.gate_paths import logits_and_gate_loss
 from mara_agents.mara.guidance import (
     TeacherLead,
     check_gate_settings,
@@ -54,7 +55,6 @@ from mara_agents.mara.rollout import collect_rollout, finite
 from mara_agents.mara.row_buckets import critic_values, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.run_log import log_row, tensorboard_writer
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, VALIDATION_SEED, ScenarioFocus, ScenarioSampler
-from mara_agents.mara.slot_network import logits_and_gate_loss
 from mara_agents.mara.warm_start import build_network, load_warm_start
 from mara_agents.mara.workers import RayWorkerPool, WorkerPool
 from mara_env.config import DEFAULTS

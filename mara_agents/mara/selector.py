@@ -10,7 +10,7 @@ module fits after training, with the rest of the network frozen:
 1. **Plays** (:func:`play_options`): for each of ``N`` scenarios drawn from a :class:`ScenarioSampler`
    (training curves, seeds from :data:`SELECTOR_SEED_BASE` up, which no training rollout,
    demonstration, validation or benchmark plays), play the network once per option of
-   :data:`~.slot_network.SELECTOR_OPTIONS`, and record the episode's completion rate and, at every
+   :data:`~.gate_paths.SELECTOR_OPTIONS`, and record the episode's completion rate and, at every
    slot with a task to choose, what the selector reads there (:func:`~.numpy_actor.slot_selector_inputs`).
 2. **Fit** (:func:`fit_selector`): a cross-entropy of the selector's choice at every slot against
    its scenario's best option (ties go to the learned gate), each scenario weighing its spread (best
@@ -41,10 +41,11 @@ from mara_agents.base import EnvRequirements
 from mara_agents.evaluation import evaluate
 from mara_agents.mara.checkpoint import load_checkpoint
 from mara_agents.mara.gate_edits import add_selector, pin_gate, without_selector
+from mara_agents.mara.gate_paths import SELECTOR_OPTIONS
 from mara_agents.mara.numpy_actor import slot_selector_inputs
 from mara_agents.mara.scenarios import TRAINING_SEED_BASE, ScenarioSampler
 from mara_agents.mara.scheduler import MARAScheduler
-from mara_agents.mara.slot_network import SELECTOR_OPTIONS, SlotMARANet
+from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.workers import map_forked
 from mara_env.torch_threads import torch_threads
 

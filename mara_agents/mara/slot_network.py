@@ -58,13 +58,20 @@ from torch import nn
 
 from mara_agents.mara.context_features import (
     RULE_INPUTS,
-    SLOT_CONTEXT,
     big_cluster,
     gate_load_inputs,
     gate_rule_inputs,
     scaled_load,
     size_feature,
     slot_context,
+)
+from mara_agents.mara.gate_paths import (
+    GATE_HIDDEN,
+    gate_logits,
+    make_selector,
+    select_paths,
+    selector_inputs,
+    stacked_paths,
 )
 from mara_agents.mara.hints import HINT_FEATURES, planner_hints
 from mara_agents.mara.network import (
@@ -92,11 +99,6 @@ TURN_ROW_INPUTS = 3 + HINT_ROW_INPUTS  # chosen_now, own row, nodes last slot, t
 TURN_NODE_INPUTS = len(NODE_INPUTS) + 1  # speed, up, free nodes
 IDLE_EXTRA_INPUTS = 2  # nodes chosen so far, whether the plan still wants any node
 PICK_START = 5.0  # the pick hints' starting weight in each skip path: the planners' picks lead from the start
-GATE_PATHS = ("srw", "edf", "uniform")  # the skip paths, in the order of path_weights
-PIN_LOGIT = 30.0  # a pinned gate's logit margin: the other paths then weigh below 1e-13
-SELECTOR_OPTIONS = ("learned", *GATE_PATHS)  # a selector's choices: the learned gate, or one path alone
-SELECTOR_HIDDEN = 32
-GATE_HIDDEN = 32  # the hidden width of a gate that reads the load (gate_context)
 
 
 @dataclass
@@ -116,62 +118,6 @@ class SlotEncoding:
 def path_weights(encoding: SlotEncoding) -> torch.Tensor:
     """``(n, 3)``: the gate's weights on the srw, edf and uniform skip paths (in ``GATE_PATHS`` order)."""
     return stacked_paths(encoding.gate, encoding.uniform_gate)
-
-
-def stacked_paths(gate: torch.Tensor, uniform_gate: torch.Tensor) -> torch.Tensor:
-    """``(n, 3)``: the srw path's weight ``gate``, edf's (the rest) and uniform's ``uniform_gate``."""
-    return torch.cat([gate, 1.0 - gate - uniform_gate, uniform_gate], dim=-1)
-
-
-def gate_loss(weights: torch.Tensor, paths: torch.Tensor, uniform_path: bool) -> torch.Tensor:
-    """Mean cross-entropy of the gate's path ``weights`` ``(n, 3)`` against the planner each turn's
-    teacher followed (``paths``: an index into the three, -1 for none); 0 when no turn has one.
-
-    Turns labelled ``uniform`` count only on a network with that path (``uniform_path``); turns of a
-    teacher that was not a planner (-1) never do.
-    """
-    labelled = (paths >= 0) & ((paths != GATE_PATHS.index("uniform")) | uniform_path)
-    if not bool(labelled.any()):
-        return weights.sum() * 0.0  # keeps the graph (and the device) of a real loss
-    chosen = weights[labelled].gather(-1, paths[labelled][:, None]).squeeze(-1)
-    return -torch.log(chosen.clamp(min=1e-6)).mean()
-
-
-def gate_logits(inputs: torch.Tensor, hidden: nn.Linear | None, gate: nn.Linear) -> torch.Tensor:
-    """One gate's logits: its tanh layer (a ``gate_context`` gate) and its linear output."""
-    return gate(inputs if hidden is None else torch.tanh(hidden(inputs)))
-
-
-def make_selector(width: int, context: int = len(SLOT_CONTEXT)) -> nn.Sequential:
-    """The selector's layers: slot token, the ``context`` globals and ``log2 M`` to one logit per option
-    (zero at start)."""
-    head = nn.Linear(SELECTOR_HIDDEN, len(SELECTOR_OPTIONS))
-    nn.init.zeros_(head.weight)
-    nn.init.zeros_(head.bias)
-    return nn.Sequential(nn.Linear(width + context + 1, SELECTOR_HIDDEN), nn.Tanh(), head)
-
-
-def selector_inputs(pooled: torch.Tensor, context: torch.Tensor, num_nodes: torch.Tensor) -> torch.Tensor:
-    """``(n, width + context + 1)``: what the selector reads of each slot."""
-    return torch.cat([pooled, context, size_feature(num_nodes)[:, None]], dim=-1)
-
-
-def select_paths(choice: torch.Tensor, gate: torch.Tensor, uniform_gate: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """The srw and uniform paths' weights once a selector's ``choice`` ``(n, 4)`` (a distribution over
-    :data:`SELECTOR_OPTIONS`) mixes the learned ``gate`` and ``uniform_gate`` with each path alone."""
-    learned = choice[:, :1]
-    return learned * gate + choice[:, 1:2], learned * uniform_gate + choice[:, 3:4]
-
-
-def logits_and_gate_loss(
-    net: nn.Module, observation: torch.Tensor, mask: torch.Tensor, paths: torch.Tensor | None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``net``'s masked logits and its :func:`gate_loss` against ``paths`` (a zero loss when ``paths`` is
-    ``None``: the gate is not supervised, and any actor will do)."""
-    if paths is None:
-        return net.logits(observation, mask), torch.zeros(())
-    logits, weights = net.logits_and_paths(observation, mask)
-    return logits, gate_loss(weights, paths, net.config["uniform_pick"])
 
 
 class SlotMARANet(nn.Module):

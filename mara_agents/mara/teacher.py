@@ -43,12 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mara_agents.base import requirements_of
+from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.scheduler import (
     FIFTH_GENERALIST_CHECKPOINT,
     NINTH_GENERALIST_CHECKPOINT,
     THIRTIETH_GENERALIST_CHECKPOINT,
 )
-from mara_agents.mara.slot_network import GATE_PATHS
 from mara_agents.mara.teacher_rules import TEACHER_RULES
 from mara_env import forecast
 from mara_env.config import DEFAULTS

@@ -41,7 +41,7 @@ class Turn(NamedTuple):
     mask: np.ndarray
     state: np.ndarray
     label: int  # the teacher's action at this turn (-1 without a teacher)
-    path: int  # the planner a best teacher follows this episode (slot_network.GATE_PATHS; -1 none)
+    path: int  # the planner a best teacher follows this episode (gate_paths.GATE_PATHS; -1 none)
     reward: float = 0.0  # of the turn just played (0 on the first observation)
     done: bool = False  # the turn just played ended the episode (this turn is the next episode's first)
     finished: float | None = None  # the ended episode's completion rate
