@@ -29,7 +29,7 @@ whole transformer again at every turn. This actor splits the work:
   without its pick the student cannot tell its labels from ``edf``'s.
 - **selector** (``selector=True``, with the uniform pick): a small network on the slot token, the
   slot's context and ``log2 M`` that chooses, per slot, between the learned gate and one planner's
-  path alone (:data:`SELECTOR_OPTIONS`). It is fitted after training (:mod:`~.selector`), with the
+  path alone (:data:`~.gate_paths.SELECTOR_OPTIONS`). It is fitted after training (:mod:`~.selector`), with the
   rest of the network frozen, to the option that completed most in each of many scenarios (a gate
   trained with the policy drifted back to the paths PPO preferred). On the shipped generalist it
   gained nothing held out, so no shipped checkpoint has one.
