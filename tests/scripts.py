@@ -1,9 +1,15 @@
-"""Load a repository script (``benchmarks/``, ``examples/``) as a module, for tests of its functions."""
+"""Load a repository script (``benchmarks/``, ``examples/``) as a module, for tests of its functions, or
+run it in this process as its command line would."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import runpy
+import subprocess
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -23,3 +29,38 @@ def load_script(relative: str) -> ModuleType:
     finally:
         sys.path.remove(folder)
     return module
+
+
+def run_script(command: list[str]) -> subprocess.CompletedProcess:
+    """Run ``[python,] SCRIPT, *ARGS`` in this process, as ``python SCRIPT ARGS`` would, and return what
+    ``subprocess.run(command, capture_output=True, text=True)`` would: the exit status, stdout and stderr.
+
+    A script's start-up (torch, the project) costs seconds as a process; ``test_script_help`` starts each one
+    for real, so the tests of their options and refusals run them here. The script's folder is first on
+    ``sys.path`` while it runs, and ``sys.argv`` and ``sys.path`` are put back after."""
+    args = command[1:] if command[0] == sys.executable else command
+    script, saved_argv, saved_path = str(args[0]), sys.argv, list(sys.path)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    sys.argv, sys.path[0:0] = [script, *map(str, args[1:])], [str(Path(script).resolve().parent)]
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            returncode = _exit_status(script, stderr)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return subprocess.CompletedProcess(command, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def _exit_status(script: str, stderr: io.StringIO) -> int:
+    """Run ``script`` as ``__main__`` and return the status Python would exit with, writing to ``stderr``
+    what Python would print: a ``SystemExit``'s message, or an uncaught exception's traceback."""
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=stderr)
+        return 1
+    except Exception:  # as the interpreter does: print the traceback, exit 1
+        traceback.print_exc(file=stderr)
+        return 1
+    return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import numpy as np
@@ -20,6 +19,7 @@ from mara_agents.mara.scheduler import MARAScheduler
 from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher import Teacher
 from mara_env.env import live_turns, raw_env
+from tests.scripts import run_script
 from tests.test_mara_policy import _train_mara_config
 
 SMALL_ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "synthetic", "load": "heavy",
@@ -107,12 +107,11 @@ def test_round_seeds_are_disjoint_from_every_other_use():
 def test_tune_actions_refuses_to_write_beside_its_checkpoint_and_reports(tmp_path):
     checkpoint = _checkpoint(tmp_path)
     script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint)]
-    done = subprocess.run([*script, "--out", str(tmp_path)], capture_output=True, text=True)
+    done = run_script([*script, "--out", str(tmp_path)])
     assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
-    done = subprocess.run([*script, "--out", str(tmp_path), "--episodes", "0"], capture_output=True, text=True)
+    done = run_script([*script, "--out", str(tmp_path), "--episodes", "0"])
     assert done.returncode == 2 and "--episodes must be >= 1, got 0" in done.stderr
-    done = subprocess.run([*script, "--out", str(tmp_path / "o"), "--anchor-episodes", "-1"], capture_output=True,
-                          text=True)  # fmt: skip
+    done = run_script([*script, "--out", str(tmp_path / "o"), "--anchor-episodes", "-1"])  # fmt: skip
     assert done.returncode == 2 and "--anchor-episodes must be >= 0, got -1" in done.stderr
 
 
@@ -136,13 +135,13 @@ def test_tune_actions_refits_a_copy_with_the_load_signal_grafted(tmp_path):
     checkpoint = _checkpoint(tmp_path)
     script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), "--graft-load-signal",
               "--episodes", "1", "--epochs", "1", "--jobs", "1", "--train-args", "--teacher srw"]  # fmt: skip
-    done = subprocess.run([*script, "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    done = run_script([*script, "--out", str(tmp_path / "o")])
     assert done.returncode == 0, done.stderr[-2000:]
     grafted, refit = (load_checkpoint(tmp_path / "o" / name)[0] for name in ("grafted.pt", "checkpoint.pt"))
     assert grafted.config["load_signal"] and refit.config["load_signal"]
     assert not torch.equal(grafted.encoder.embed[0].weight, refit.encoder.embed[0].weight)  # refitted
     refitted = ["--checkpoint", str(tmp_path / "o" / "checkpoint.pt"), "--out", str(tmp_path / "p")]
-    again = subprocess.run([*script, *refitted], capture_output=True, text=True)
+    again = run_script([*script, *refitted])
     assert again.returncode == 1 and "--graft-load-signal:" in again.stderr and "without it" in again.stderr
 
 
@@ -154,7 +153,7 @@ def test_tune_actions_anchors_its_refit_on_a_runs_warm_start_episodes(tmp_path, 
     run = ["--train-args", "--teacher srw --quick", "--anchor-args", "--teacher srw --quick", "--anchor-episodes", "1"]
     script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), "--episodes", "1",
               "--epochs", "1", "--jobs", "1", *run, "--out", str(tmp_path / "o")]  # fmt: skip
-    done = subprocess.run(script, capture_output=True, text=True)
+    done = run_script(script)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert (report["anchor_episodes"], report["anchor_args"]) == (1, "--teacher srw --quick")
@@ -167,7 +166,7 @@ def test_tune_actions_refuses_an_anchor_of_other_sizes_before_any_play(tmp_path,
     run = ["--train-args", "--teacher srw --quick", "--anchor-args", "--teacher srw --quick", "--anchor-episodes", "1"]
     script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), *run,
               "--out", str(tmp_path / "o")]  # fmt: skip
-    done = subprocess.run(script, capture_output=True, text=True)
+    done = run_script(script)
     assert done.returncode == 1
     assert "stores episodes at 16 rows and 4 nodes, the own play at 16 and 6" in done.stderr
     assert not (tmp_path / "o").exists()  # refused before writing anything

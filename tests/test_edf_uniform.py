@@ -11,6 +11,7 @@ from mara_agents.heuristics import EDFScheduler, EDFUniformScheduler, UniformSch
 from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.imitation import play_teacher_episode
 from mara_env.env import live_turns, raw_env
+from tests.scripts import run_script
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 150, "workload": "rl", "load": "extreme", "curve_split": "train"}
 
@@ -62,15 +63,14 @@ def test_a_teacher_labels_the_gate_with_the_rule_of_each_turn():
 
 def test_the_crowd_threshold_benchmark_writes_every_episode_and_refuses_bad_crowds(tmp_path):
     import json
-    import subprocess
     import sys
 
     script = ["benchmarks/crowd_threshold.py", "--workloads", "rl", "--sizes", "4", "--loads", "heavy"]
     small = [*script, "--seeds", "2", "--horizon", "30", "--jobs", "1", "--crowds", "0.5", "1"]
-    done = subprocess.run([sys.executable, *small, "--out", str(tmp_path / "c")], capture_output=True, text=True)
+    done = run_script([sys.executable, *small, "--out", str(tmp_path / "c")])
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "c.json").read_text())
     assert len(records) == 5 * 2  # edf, uniform, srw and two crowds, two seeds each
     assert "| rl | heavy | 4 |" in (tmp_path / "c.md").read_text()
-    refused = subprocess.run([sys.executable, *script, "--crowds", "0"], capture_output=True, text=True)
+    refused = run_script([sys.executable, *script, "--crowds", "0"])
     assert refused.returncode == 2 and "--crowds must be finite shares" in refused.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -13,6 +12,7 @@ from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.frozen_parts import frozen, frozen_names, part_digest
 from mara_agents.mara.imitation import clone, collect_demonstrations
 from mara_agents.mara.slot_network import SlotMARANet
+from tests.scripts import run_script
 
 SMALL_ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "synthetic", "load": "heavy",
              "forecaster": "wls"}  # fmt: skip
@@ -65,6 +65,6 @@ def test_tune_actions_refuses_a_bad_part_before_writing(tmp_path):
     checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", SMALL_ENV)
     out = tmp_path / "out"
     script = [sys.executable, "examples/tune_actions.py", "--checkpoint", str(checkpoint), "--out", str(out)]
-    done = subprocess.run([*script, "--freeze", "heads"], capture_output=True, text=True)
+    done = run_script([*script, "--freeze", "heads"])
     assert done.returncode == 1 and "--freeze: unknown part to freeze 'heads'" in done.stderr
     assert not out.exists()

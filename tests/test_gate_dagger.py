@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 
 import numpy as np
@@ -28,6 +27,7 @@ from mara_agents.mara.gate_dagger import (
     label_own_play,
 )
 from mara_agents.mara.slot_network import SlotMARANet
+from tests.scripts import run_script
 
 HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}
 SMALL_ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 40, "workload": "synthetic", "load": "heavy",
@@ -105,10 +105,8 @@ def test_own_play_refuses_a_network_without_a_gate(tmp_path):
 
 def test_tune_gate_refuses_to_write_beside_its_checkpoint(tmp_path):
     checkpoint = save_checkpoint(_net(), tmp_path / "net.pt", {"forecaster": "wls"})
-    done = subprocess.run(
-        [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
+    done = run_script(
+        [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path)]
     )
     assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
 
@@ -136,17 +134,17 @@ def test_tune_gate_refits_on_saved_labels_without_playing(tmp_path):
     _labels(inputs, counts).save(tmp_path / "labels.npz")
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
                "--labels", str(tmp_path / "labels.npz"), "--steps", "200"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = run_script(command)
     assert done.returncode == 0, done.stderr[-2000:]
     refit = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
     fitted = json.loads((tmp_path / "o" / "report.json").read_text())["rounds"][0]
     assert fitted["agreement_before"] == 0.0  # a zero gate weighs the paths alike and leads with srw
     assert fitted["agreement_after"] > 0.8 and fitted["loss_after"] < fitted["loss_before"]
     assert gate_agreement(refit, _labels(inputs, counts)) == pytest.approx(fitted["agreement_after"])
-    bad = subprocess.run([*command[:-4], "--labels", str(checkpoint)], capture_output=True, text=True)
+    bad = run_script([*command[:-4], "--labels", str(checkpoint)])
     assert bad.returncode != 0 and "--labels:" in bad.stderr and "not a file of gate labels (missing" in bad.stderr
     bad_out = [*command[:4], "--out", str(tmp_path / "never"), "--labels", str(checkpoint)]
-    refused = subprocess.run(bad_out, capture_output=True, text=True)
+    refused = run_script(bad_out)
     assert refused.returncode == 1 and not (tmp_path / "never").exists()  # a refusal leaves no empty --out
 
 
@@ -154,7 +152,7 @@ def test_tune_gate_refuses_a_graft_before_writing_anything(tmp_path):
     checkpoint = save_checkpoint(SlotMARANet(width=16, layers=1, heads=2), tmp_path / "net.pt", {"forecaster": "wls"})
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
                "--graft-gate-context", "--train-args", "--teacher best --quick"]  # fmt: skip
-    refused = subprocess.run(command, capture_output=True, text=True)
+    refused = run_script(command)
     assert refused.returncode == 1 and "--graft-gate-context:" in refused.stderr and "cannot take it" in refused.stderr
     assert not (tmp_path / "o").exists()
 
@@ -164,15 +162,14 @@ def test_tune_gate_fits_a_grafted_gate_that_reads_the_load(tmp_path):
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
                "--graft-gate-context", "--episodes", "2", "--rounds", "1", "--steps", "5", "--jobs", "1",
                "--train-args", "--teacher best --quick"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = run_script(command)
     assert done.returncode == 0, done.stderr[-2000:]
     fitted = load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0]
     assert fitted.config["gate_context"] and fitted.gate_hidden is not None
     assert load_checkpoint(tmp_path / "o" / "grafted.pt")[0].config["gate_context"]  # the first round's player
     labels = GateLabels.load(tmp_path / "o" / "labels.npz")
     assert labels.inputs.shape[1] == 16 + 2  # the slot token, the rate and log2 M: what the grafted gate reads
-    refused = subprocess.run([*command[:6], "--graft-gate-context", "--labels", str(tmp_path / "o" / "labels.npz")],
-                             capture_output=True, text=True)  # fmt: skip
+    refused = run_script([*command[:6], "--graft-gate-context", "--labels", str(tmp_path / "o" / "labels.npz")])
     assert refused.returncode == 2 and "saved --labels were read by the gate before the graft" in refused.stderr
 
 
@@ -212,7 +209,7 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
     GateLabels(inputs, counts, np.full(40, "tabular"), np.repeat([32, 8], 20)).save(tmp_path / "labels.npz")
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--labels",
                str(tmp_path / "labels.npz"), "--steps", "200", "--out", str(tmp_path / "o")]  # fmt: skip
-    done = subprocess.run([*command, "--teach-only", "tabular,17-64"], capture_output=True, text=True)
+    done = run_script([*command, "--teach-only", "tabular,17-64"])
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["teach_only"] == ["tabular,17-64"] and report["hold_weight"] == 1.0
@@ -225,7 +222,7 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
         weights = torch.cat(refit.gate_weights(torch.from_numpy(small.inputs)), -1)
     assert weights.max() < 0.6
     both = [*command[:-1], str(tmp_path / "o2"), "--teach-only", "tabular,17-64", "--teach-only", "tabular,1-8,3"]
-    done = subprocess.run(both, capture_output=True, text=True)  # two corners: every slot taught
+    done = run_script(both)  # two corners: every slot taught
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads((tmp_path / "o2" / "report.json").read_text())["teach_only"] == ["tabular,17-64", "tabular,1-8,3"]
     assert gate_agreement(load_checkpoint(tmp_path / "o2" / "checkpoint.pt")[0], small) > 0.8
@@ -237,11 +234,11 @@ def test_tune_gate_teaches_only_where_asked_and_refuses_a_bad_corner(tmp_path):
         (["--hold-weight", "4"], "--hold-weight needs --teach-only"),
         (["--teach-only", "tabular,17-64", "--hold-weight", "0"], "--hold-weight must be a finite number > 0"),
     ]:
-        refused = subprocess.run([*command, *flags], capture_output=True, text=True)
+        refused = run_script([*command, *flags])
         assert refused.returncode == 2 and message in refused.stderr, refused.stderr
     alone = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "p"),
              "--teach-only", "tabular,17-64"]  # fmt: skip
-    refused = subprocess.run(alone, capture_output=True, text=True)
+    refused = run_script(alone)
     assert refused.returncode == 2 and "--teach-only relabels saved --labels" in refused.stderr
 
 
@@ -263,7 +260,7 @@ def test_labels_record_the_encoder_that_read_them_and_a_refit_of_another_is_refu
     other_file = save_checkpoint(other, tmp_path / "other.pt", SMALL_ENV)
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(other_file), "--labels",
                str(tmp_path / "labels.npz"), "--out", str(tmp_path / "o")]  # fmt: skip
-    refused = subprocess.run(command, capture_output=True, text=True)
+    refused = run_script(command)
     assert refused.returncode == 1 and "labels.npz: the labels' slot tokens were read by another" in refused.stderr
     assert not (tmp_path / "o").exists()
     assert GateLabels.concatenate([labels, _labels(labels.inputs, labels.counts)]).reader == ""  # mixed: unknown
@@ -280,13 +277,12 @@ def test_tune_gate_joins_several_label_files_and_names_the_one_that_does_not_fit
         _labels(rng.normal(size=(30, 16)).astype(np.float32), counts).save(tmp_path / f"{name}.npz")
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--steps", "50", "--labels",
                str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]  # fmt: skip
-    done = subprocess.run([*command, "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    done = run_script([*command, "--out", str(tmp_path / "o")])
     assert done.returncode == 0, done.stderr[-2000:]
     fitted = json.loads((tmp_path / "o" / "report.json").read_text())["rounds"][0]
     assert fitted["slots"] == 60 and fitted["labels"] == f"{tmp_path / 'a.npz'},{tmp_path / 'b.npz'}"
     _labels(np.zeros((5, 18), np.float32), counts[:5]).save(tmp_path / "wide.npz")
-    refused = subprocess.run([*command, str(tmp_path / "wide.npz"), "--out", str(tmp_path / "p")],
-                             capture_output=True, text=True)  # fmt: skip
+    refused = run_script([*command, str(tmp_path / "wide.npz"), "--out", str(tmp_path / "p")])  # fmt: skip
     assert (
         refused.returncode == 1
         and f"--labels: {tmp_path / 'wide.npz'}: the labels hold gate inputs of width 18" in (refused.stderr)
@@ -318,6 +314,6 @@ def test_tune_gate_refuses_a_first_episode_with_saved_labels_or_out_of_range(tmp
         (["--first-episode", "5", "--labels", str(tmp_path / "l.npz")], "saved --labels play none"),
         (["--first-episode", "-1"], "--first-episode must lie in [0,"),
     ):
-        done = subprocess.run([*script, *flags], capture_output=True, text=True)
+        done = run_script([*script, *flags])
         assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "o").exists()

@@ -23,6 +23,7 @@ from mara_agents.mara.teacher_rules import LOAD_SWITCH_RATE, LoadSwitchScheduler
 from mara_env.env import live_turns
 from mara_env.observation import GLOBAL_FEATURES, layout_of
 from tests.numpy_parity import torch_turn
+from tests.scripts import run_script
 
 RATE = GLOBAL_FEATURES.index("arrival_rate")
 HINTED = {"planner_hints": True, "pick_hints": True, "uniform_pick": True}
@@ -57,7 +58,7 @@ def tune_gate_on_labels(
     saved = ["--labels", str(tmp_path / "labels.npz"), "--steps", "100"] if labels else []
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), *saved,
                "--out", str(tmp_path / out), *flags]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True)
+    return run_script(command)
 
 
 def assert_refused(tune, tmp_path, cases) -> None:
@@ -163,7 +164,7 @@ def test_tune_gate_grafts_the_rule_and_labels_what_the_gate_reads(tmp_path):
     command = [sys.executable, "examples/tune_gate.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "o"),
                "--graft-gate-rule", "--episodes", "2", "--rounds", "1", "--steps", "5", "--jobs", "1",
                "--train-args", "--teacher best --quick"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = run_script(command)
     assert done.returncode == 0, done.stderr[-2000:]
     assert load_checkpoint(tmp_path / "o" / "grafted.pt")[0].config["gate_rule"]
     assert load_checkpoint(tmp_path / "o" / "checkpoint.pt")[0].config["gate_rule"]
@@ -171,9 +172,9 @@ def test_tune_gate_grafts_the_rule_and_labels_what_the_gate_reads(tmp_path):
     assert labels.inputs.shape[1] == 16 + 2 + 3  # the slot token, the load, the rule's path
     np.testing.assert_array_equal(labels.inputs[:, -3:].sum(1), 1.0)
     saved = str(tmp_path / "o" / "labels.npz")
-    refused = subprocess.run([*command[:6], "--graft-gate-rule", "--labels", saved], capture_output=True, text=True)
+    refused = run_script([*command[:6], "--graft-gate-rule", "--labels", saved])
     assert refused.returncode == 2 and "--graft-gate-rule plays new labels" in refused.stderr
-    both = subprocess.run([*command, "--graft-gate-context"], capture_output=True, text=True)
+    both = run_script([*command, "--graft-gate-context"])
     assert both.returncode == 2 and "name one" in both.stderr
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from dataclasses import replace
 
@@ -21,7 +20,7 @@ from mara_agents.mara.ppo import PPOConfig
 from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.teacher import Teacher
 from mara_agents.mara.workers import WorkerPool
-from tests.scripts import ROOT
+from tests.scripts import ROOT, run_script
 from tests.test_mara_policy import _train_mara_config
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "horizon": 30, "forecaster": "wls", "curve_split": "train", "shaping": True}
@@ -115,7 +114,7 @@ def test_supervised_cloning_moves_the_gate_to_the_labelled_path():
     for coef in (0.0, 2.0):
         net = _net()
         stats = clone(
-            net, demos, 4, 8, epochs=10, batch_size=32, learning_rate=1e-2, seed=0, progress=False, gate_coef=coef
+            net, demos, 4, 8, epochs=4, batch_size=32, learning_rate=1e-2, seed=0, progress=False, gate_coef=coef
         )
         with torch.no_grad():
             weights[coef] = float(
@@ -255,9 +254,7 @@ WEIGHTS = ROOT / "mara_agents" / "mara" / "weights"
 def test_scale_paths_script_writes_a_loadable_scaled_copy(tmp_path):
     out = tmp_path / "scaled.pt"
     command = [sys.executable, str(SCALE_SCRIPT), "--checkpoint", str(WEIGHTS / "mara_generalist.pt")]
-    done = subprocess.run(
-        [*command, "--factor", "2", "--paths", "edf", "--out", str(out)], capture_output=True, text=True
-    )
+    done = run_script([*command, "--factor", "2", "--paths", "edf", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     original, scaled = load_checkpoint(WEIGHTS / "mara_generalist.pt")[0], load_checkpoint(out)
     assert torch.equal(scaled[0].edf_skip.weight, 2 * original.edf_skip.weight)
@@ -274,7 +271,6 @@ def test_scale_paths_script_writes_a_loadable_scaled_copy(tmp_path):
     ],
 )
 def test_scale_paths_script_refuses_bad_arguments(tmp_path, arguments, named):
-    done = subprocess.run([sys.executable, str(SCALE_SCRIPT), *arguments, "--out", str(tmp_path / "x.pt")],
-                          capture_output=True, text=True)  # fmt: skip
+    done = run_script([sys.executable, str(SCALE_SCRIPT), *arguments, "--out", str(tmp_path / "x.pt")])  # fmt: skip
     assert done.returncode == 2 and named in done.stderr
     assert not (tmp_path / "x.pt").exists()

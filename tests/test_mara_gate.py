@@ -1,7 +1,6 @@
 """benchmarks/mara_gate.py: the gate record by hand, planners that watch without changing the episode,
 refusals."""
 
-import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -10,7 +9,7 @@ import pytest
 
 from mara_agents.base import EnvRequirements
 from mara_agents.evaluation import evaluate
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 A_TASK = {"action_mask": np.array([1, 1], dtype=np.int8)}  # idle or row 0
 NO_TASK = {"action_mask": np.array([1, 0], dtype=np.int8)}  # idle only
@@ -127,7 +126,7 @@ def test_the_shipped_generalist_can_be_pinned_on_its_uniform_path():
     ],
 )
 def test_cli_refuses_bad_arguments(arguments, named):
-    done = subprocess.run([sys.executable, str(SCRIPT), *arguments], capture_output=True, text=True)
+    done = run_script([sys.executable, str(SCRIPT), *arguments])
     assert done.returncode == 2 and named in done.stderr
 
 
@@ -136,7 +135,7 @@ def test_cli_plays_a_named_checkpoint(tmp_path):
     out = tmp_path / "gate"
     command = [sys.executable, str(SCRIPT), "--workloads", "rl", "--sizes", "4", "--seeds", "1", "--horizon", "20"]
     command += ["--checkpoint", str(checkpoint), "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = run_script(command)
     assert done.returncode == 0, done.stderr
     report = out.with_suffix(".md").read_text()
     assert checkpoint.name in report and "| rl | train | 4 |" in report

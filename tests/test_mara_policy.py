@@ -117,7 +117,7 @@ def test_quick_generalist_run_pads_to_the_largest_scenario(tmp_path):
     run = tmp_path / "run"
     command = [sys.executable, str(ROOT / "examples" / "train_mara.py"), "--quick", "--generalist", "--out", str(run),
                "--gate-rounds", "1", "--gate-episodes", "3",
-               "--action-rounds", "1", "--action-episodes", "2"]  # fmt: skip
+               "--action-rounds", "1", "--action-episodes", "2", "--turns", "1024", "--envs", "4"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-2000:]
     warm = json.loads((run / "warm_start.json").read_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 
 import numpy as np
@@ -15,6 +14,7 @@ from mara_agents.mara.gate_paths import GATE_PATHS
 from mara_agents.mara.imitation import clone, cloning_loss, collect_demonstrations
 from mara_agents.mara.path_weighting import accuracy_by_path, check_path_weights, turn_weights
 from mara_agents.mara.slot_network import SlotMARANet
+from tests.scripts import run_script
 
 SMALL_ENV = {"num_nodes": 4, "max_tasks": 4, "horizon": 80, "workload": "synthetic", "load": "extreme",
              "forecaster": "wls"}  # fmt: skip
@@ -87,6 +87,6 @@ def test_tune_actions_refuses_bad_path_weights_before_writing(tmp_path):
         (["--path-weight", "edf", "x"], "the weight must be a number, got 'x'"),
         (["--path-weight", "edf", "2", "--path-weight", "edf", "3"], "'edf' is given twice"),
     ):
-        done = subprocess.run([*script, *flags], capture_output=True, text=True)
+        done = run_script([*script, *flags])
         assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not out.exists()

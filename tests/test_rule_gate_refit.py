@@ -107,7 +107,7 @@ def test_a_training_run_goes_on_with_the_refitted_copy(tmp_path, monkeypatch):
     from mara_agents.mara.ppo import train
 
     config = _train_mara_config(monkeypatch, "--quick", "--generalist", "--forecaster", "wls")
-    config.rule_gate, config.eval_seeds = True, 1
+    config.rule_gate, config.eval_seeds, config.total_turns = True, 1, 1024  # one PPO iteration
     config.scenarios = dataclasses.replace(config.scenarios, nodes=(2, 17), max_tasks_cap=40)
     tiny = (LabelPlay("corner", 3, 0, warmup=False, focused=True), LabelPlay("other", 3, 3, True, False))
     refit = own_play_refits.rule_gate_refit

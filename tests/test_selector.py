@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import numpy as np
@@ -27,7 +26,7 @@ from mara_agents.mara.selector import (
 )
 from mara_agents.mara.slot_network import NUM_NODES, SlotMARANet
 from mara_env.observation import layout_of
-from tests.scripts import ROOT
+from tests.scripts import ROOT, run_script
 from tests.test_planner_hints import _srw_turns
 
 # named workloads: with None the sampler draws from the registry, which other tests may extend
@@ -209,12 +208,10 @@ def test_cli_refits_saved_plays_and_refuses_what_it_cannot_read(tmp_path, tiny_c
         OptionPlays.load(tmp_path / "garbage.npz")
     out = tmp_path / "fit"
     command = [sys.executable, str(SCRIPT), "--checkpoint", str(tiny_checkpoint), "--plays", str(saved)]
-    done = subprocess.run(
-        [*command, "--steps", "20", "--folds", "3", "--out", str(out)], capture_output=True, text=True
-    )
+    done = run_script([*command, "--steps", "20", "--folds", "3", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     assert load_checkpoint(out / "checkpoint.pt")[0].config["selector"]
     report = (out / "report.md").read_text()
     assert "| held-out fold 2 |" in report and "Held-out gain of the selector" in report
-    refused = subprocess.run([*command, "--folds", "1", "--out", str(out)], capture_output=True, text=True)
+    refused = run_script([*command, "--folds", "1", "--out", str(out)])
     assert refused.returncode == 2 and "--folds" in refused.stderr

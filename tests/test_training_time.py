@@ -2,12 +2,11 @@
 stand-in training script (its wall time, its folder, a failed run), refusals."""
 
 import json
-import subprocess
 import sys
 
 import pytest
 
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 GNU_TIME = """\tCommand being timed: "python examples/train_mara.py --generalist --out runs/d"
 \tUser time (seconds): 7000.00
@@ -89,14 +88,13 @@ def test_command_line_writes_report_from_gnu_time_and_refuses_mixed_modes(tmp_pa
     timed.write_text(GNU_TIME)
     script = str(ROOT / "benchmarks" / "training_time.py")
     out = tmp_path / "time.md"
-    done = subprocess.run([sys.executable, script, "--run-dir", str(run), "--timed-by", str(timed), "--out", str(out)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = run_script([sys.executable, script, "--run-dir", str(run), "--timed-by", str(timed), "--out", str(out)])
     assert done.returncode == 0, done.stderr
     figures = json.loads(out.with_suffix(".json").read_text())
     assert figures["wall_seconds"] == 3723.5 and figures["peak_gb"] == 15.5
     assert figures["phases"]["PPO"] == 1200.5
     base = [sys.executable, script, "--run-dir", str(run), "--out", str(out)]
-    refused = subprocess.run([*base, "--timed-by", str(timed), "--", "--quick"], capture_output=True, text=True)
+    refused = run_script([*base, "--timed-by", str(timed), "--", "--quick"])
     assert refused.returncode == 2 and "--timed-by reads a finished run" in refused.stderr
-    refused = subprocess.run([*base, "--", "--quick", "--out", "x"], capture_output=True, text=True)
+    refused = run_script([*base, "--", "--quick", "--out", "x"])
     assert refused.returncode == 2 and "leave --out out" in refused.stderr

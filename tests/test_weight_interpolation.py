@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -11,6 +10,7 @@ import torch
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.slot_network import SlotMARANet
 from mara_agents.mara.weight_interpolation import interpolate
+from tests.scripts import run_script
 
 ENV = {"num_nodes": 4, "max_tasks": 8, "forecaster": "wls"}
 
@@ -45,15 +45,14 @@ def test_the_script_writes_the_copy_and_records_where_it_lies(tmp_path):
     start = save_checkpoint(_filled(0.0), tmp_path / "a.pt", ENV)
     end = save_checkpoint(_filled(4.0), tmp_path / "b.pt", {**ENV, "workload": "tabular"}, {"run": "b"})
     script = [sys.executable, "examples/interpolate_weights.py", "--start", str(start), "--end", str(end)]
-    done = subprocess.run([*script, "--alpha", "0.75", "--out", str(tmp_path / "m.pt")], capture_output=True, text=True)
+    done = run_script([*script, "--alpha", "0.75", "--out", str(tmp_path / "m.pt")])
     assert done.returncode == 0, done.stderr[-2000:]
     net, env, extra = load_checkpoint(tmp_path / "m.pt")
     assert all(torch.equal(value, torch.full_like(value, 3.0)) for value in net.parameters())
     assert env["workload"] == "tabular" and extra["run"] == "b"  # the end's env and records are kept
     assert extra["interpolated"] == {"start": str(start), "end": str(end), "alpha": 0.75}
-    refused = subprocess.run([*script, "--alpha", "0.5", "--out", str(end)], capture_output=True, text=True)
+    refused = run_script([*script, "--alpha", "0.5", "--out", str(end)])
     assert refused.returncode == 2 and "--out must not be --start or --end" in refused.stderr
     other = save_checkpoint(_filled(1.0, gate_context=True), tmp_path / "c.pt", ENV)
-    refused = subprocess.run([*script[:4], "--end", str(other), "--alpha", "0.5", "--out", str(tmp_path / "n.pt")],
-                             capture_output=True, text=True)  # fmt: skip
+    refused = run_script([*script[:4], "--end", str(other), "--alpha", "0.5", "--out", str(tmp_path / "n.pt")])
     assert refused.returncode == 2 and "differ in gate_context" in refused.stderr and not (tmp_path / "n.pt").exists()
