@@ -3,13 +3,13 @@ run it in this process as its command line would."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import io
 import runpy
 import subprocess
 import sys
 import traceback
+from contextlib import chdir, redirect_stderr, redirect_stdout
 from pathlib import Path
 from types import ModuleType
 
@@ -31,19 +31,20 @@ def load_script(relative: str) -> ModuleType:
     return module
 
 
-def run_script(command: list[str]) -> subprocess.CompletedProcess:
+def run_script(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``[python,] SCRIPT, *ARGS`` in this process, as ``python SCRIPT ARGS`` would, and return what
     ``subprocess.run(command, capture_output=True, text=True)`` would: the exit status, stdout and stderr.
 
     A script's start-up (torch, the project) costs seconds as a process; ``test_script_help`` starts each one
     for real, so the tests of their options and refusals run them here. The script's folder is first on
-    ``sys.path`` while it runs, and ``sys.argv`` and ``sys.path`` are put back after."""
+    ``sys.path`` while it runs (in ``cwd`` if given), and ``sys.argv``, ``sys.path`` and the working directory
+    are put back after."""
     args = command[1:] if command[0] == sys.executable else command
     script, saved_argv, saved_path = str(args[0]), sys.argv, list(sys.path)
     stdout, stderr = io.StringIO(), io.StringIO()
-    sys.argv, sys.path[0:0] = [script, *map(str, args[1:])], [str(Path(script).resolve().parent)]
+    sys.argv, sys.path[0:0] = [script, *map(str, args[1:])], [str((Path(cwd or ".") / script).resolve().parent)]
     try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with chdir(cwd or Path.cwd()), redirect_stdout(stdout), redirect_stderr(stderr):
             returncode = _exit_status(script, stderr)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path

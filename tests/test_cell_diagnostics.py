@@ -2,12 +2,11 @@
 
 import gzip
 import json
-import subprocess
 import sys
 
 import pytest
 
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 
 def _row(agent, workload, load, nodes, rate, trace=False, **extra):
@@ -65,12 +64,7 @@ def test_command_line_refuses_a_bad_cell(tmp_path):
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps(ROWS))
     script = str(ROOT / "benchmarks" / "cell_diagnostics.py")
-    done = subprocess.run(
-        [sys.executable, script, str(rows), "--cells", "rl-heavy"], capture_output=True, text=True, timeout=120
-    )
+    done = run_script([sys.executable, script, str(rows), "--cells", "rl-heavy"])
     assert done.returncode == 2 and "expected WORKLOAD/LOAD" in done.stderr
-    done = subprocess.run(
-        [sys.executable, script, str(rows), "--cells", "rl/heavy@8", "--agents", "edf"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_script([sys.executable, script, str(rows), "--cells", "rl/heavy@8", "--agents", "edf"])  # fmt: skip
     assert done.returncode == 0 and "| rl/heavy@8 | edf | 2 | 0.500 | 0.300 |" in done.stdout

@@ -2,7 +2,6 @@
 a small run end to end, refusals."""
 
 import json
-import subprocess
 import sys
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 import mara_env
 from mara_agents import load_agent
 from mara_agents.evaluation import evaluate
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 bench = load_script("benchmarks/clairvoyant_switch.py")
 CELL = ("vision", "heavy", 4)
@@ -93,11 +92,11 @@ def test_report_gives_the_paired_gain_over_the_best_candidate_and_the_shares():
 
 def test_a_small_run_writes_rates_and_shares(tmp_path):
     out = tmp_path / "cs"
-    result = subprocess.run(
+    result = run_script(
         [sys.executable, str(ROOT / "benchmarks/clairvoyant_switch.py"), "--out", str(out), "--cells", "rl:train:2",
          "--seeds", "2", "--horizon", "30", "--every", "10", "--candidates", "srw", "edf", "--also", "uniform",
          "--jobs", "1"],
-        capture_output=True, text=True, cwd=ROOT,
+        cwd=ROOT,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads(out.with_suffix(".json").read_text())
@@ -119,8 +118,8 @@ def test_a_small_run_writes_rates_and_shares(tmp_path):
     ],
 )
 def test_bad_arguments_exit_2_naming_what_is_wrong(tmp_path, extra, message):
-    result = subprocess.run(
+    result = run_script(
         [sys.executable, str(ROOT / "benchmarks/clairvoyant_switch.py"), "--out", str(tmp_path / "x"), *extra],
-        capture_output=True, text=True, cwd=ROOT,
+        cwd=ROOT,
     )  # fmt: skip
     assert result.returncode == 2 and message in result.stderr

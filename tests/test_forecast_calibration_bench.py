@@ -1,12 +1,11 @@
 """benchmarks/forecast_calibration.py: its cells, its report by hand, a small run end to end, refusals."""
 
 import json
-import subprocess
 import sys
 
 import pytest
 
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 bench = load_script("benchmarks/forecast_calibration.py")
 
@@ -37,10 +36,10 @@ def test_report_gives_the_paired_gain_and_the_mean_shift():
 
 def test_a_small_run_writes_rates_and_shifts(tmp_path):
     out = tmp_path / "fc"
-    result = subprocess.run(
+    result = run_script(
         [sys.executable, str(ROOT / "benchmarks/forecast_calibration.py"), "--out", str(out), "--cells", "rl:train:2",
          "--seeds", "2", "--horizon", "40", "--agents", "srw", "--jobs", "1"],
-        capture_output=True, text=True, cwd=ROOT,
+        cwd=ROOT,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads(out.with_suffix(".json").read_text())
@@ -52,9 +51,9 @@ def test_a_small_run_writes_rates_and_shifts(tmp_path):
 
 def test_malformed_cells_and_a_missing_trace_exit_2(tmp_path):
     for extra in (["--cells", "rl:train"], ["--trace", str(tmp_path / "missing.csv")]):
-        result = subprocess.run(
+        result = run_script(
             [sys.executable, str(ROOT / "benchmarks/forecast_calibration.py"), "--out", str(tmp_path / "x"), *extra],
-            capture_output=True, text=True, cwd=ROOT,
+            cwd=ROOT,
         )  # fmt: skip
         assert result.returncode == 2 and ("WORKLOAD:LOAD:NODES" in result.stderr or "not a file" in result.stderr)
 

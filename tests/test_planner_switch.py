@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 switch = load_script("benchmarks/planner_switch.py")
 
@@ -77,7 +77,7 @@ def test_the_script_writes_every_episode_and_refuses_a_bad_rule(tmp_path):
     script = [sys.executable, "benchmarks/planner_switch.py", "--sizes", "4", "--loads", "heavy", "--seeds", "2"]
     rules = ["--rules", "fill 0.5", "early 0.3"]
     small = [*script, "--horizon", "30", "--jobs", "1", *rules, "--out", str(tmp_path / "s")]
-    done = subprocess.run(small, capture_output=True, text=True, cwd=ROOT)
+    done = run_script(small, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "s.json").read_text())
     assert len(records) == 4 * 2  # srw, edf_uniform and two rules, two seeds each
@@ -87,7 +87,7 @@ def test_the_script_writes_every_episode_and_refuses_a_bad_rule(tmp_path):
     again = [*script, *rules, "--replay", str(tmp_path / "s.json"), "--out", str(tmp_path / "again")]
     assert subprocess.run(again, capture_output=True, cwd=ROOT).returncode == 0
     assert (tmp_path / "again.md").read_text().split("\n\n")[1:] == report.split("\n\n")[1:]  # the tables
-    lacking = subprocess.run([*again[:-4], "fill 0.9", *again[-4:]], capture_output=True, text=True, cwd=ROOT)
+    lacking = run_script([*again[:-4], "fill 0.9", *again[-4:]], cwd=ROOT)
     assert lacking.returncode == 2 and "no record of ('fill 0.9'" in lacking.stderr
-    refused = subprocess.run([*script, "--rules", "fill 0"], capture_output=True, text=True, cwd=ROOT)
+    refused = run_script([*script, "--rules", "fill 0"], cwd=ROOT)
     assert refused.returncode == 2 and "--rules: a rule is 'KIND LIMIT'" in refused.stderr

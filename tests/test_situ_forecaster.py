@@ -1,7 +1,6 @@
 """The in-situ head of ``flow_situ`` (mara_env.forecast.situ): its features, its refinement of the
 flow's answer, its fit, its weights file, and the cases it is fitted on."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from mara_env import raw_env
 from mara_env.forecast import MAX_REMAINING, Forecast, make, situ
 from mara_env.forecast import head as qh
+from tests.scripts import run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,7 +153,7 @@ def test_flow_situ_plays_in_the_env_and_differs_from_flow():
 
 def test_the_script_refuses_a_foreign_cases_file(tmp_path):
     np.savez(tmp_path / "foreign.npz", something=np.zeros(3))
-    run = subprocess.run(
+    run = run_script(
         [
             sys.executable,
             str(ROOT / "examples" / "train_situ_head.py"),
@@ -162,10 +162,7 @@ def test_the_script_refuses_a_foreign_cases_file(tmp_path):
             "--cases",
             str(tmp_path / "foreign.npz"),
             str(tmp_path / "foreign.npz"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        ]
     )
     assert run.returncode != 0 and "foreign.npz is not a cases file" in run.stderr
 

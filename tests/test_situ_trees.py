@@ -1,7 +1,6 @@
 """benchmarks/situ_trees.py: the trees' refinement by hand on stand-in models, what a fit learns, the
 recording grid's seeds, refusals."""
 
-import subprocess
 import sys
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 
 from mara_env.forecast.base import MAX_REMAINING
 from mara_env.forecast.flow import FlowForecaster
-from tests.scripts import ROOT, load_script
+from tests.scripts import ROOT, load_script, run_script
 
 
 class _Constant:
@@ -69,8 +68,8 @@ def test_recording_grid_plays_training_curves_on_its_own_seeds():
 
 
 def test_bad_cells_are_refused():
-    result = subprocess.run(
+    result = run_script(
         [sys.executable, str(ROOT / "benchmarks/situ_trees.py"), "--out", "x", "--cells", "rl:train"],
-        capture_output=True, text=True, cwd=ROOT,
+        cwd=ROOT,
     )  # fmt: skip
     assert result.returncode == 2 and "WORKLOAD:LOAD:NODES" in result.stderr

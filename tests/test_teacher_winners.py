@@ -1,13 +1,12 @@
 """benchmarks/teacher_winners.py: its summary by hand, and its refusals."""
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.scripts import load_script
+from tests.scripts import load_script, run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "teacher_winners.py"
@@ -57,7 +56,7 @@ def test_draws_only_clusters_big_enough_with_the_workload_asked_for():
     ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
-    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
+    done = run_script([sys.executable, str(SCRIPT), *argv])
     assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
 
 

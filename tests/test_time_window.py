@@ -1,6 +1,5 @@
 """benchmarks/time_window.py: the training window's first time by hand, a clamp that touches time alone."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 import mara_env
 from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT, MARAScheduler
 from mara_env.observation import layout_of
-from tests.scripts import load_script
+from tests.scripts import load_script, run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "time_window.py"
@@ -66,5 +65,5 @@ def test_the_clamp_raises_time_to_the_floor_and_changes_nothing_else():
     ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
-    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
+    done = run_script([sys.executable, str(SCRIPT), *argv])
     assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]

@@ -1,6 +1,5 @@
 """benchmarks/warmup_tell.py: the planner plays the warm-up, the network the rest; its refusals."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -8,7 +7,7 @@ import numpy as np
 import pytest
 
 from mara_agents.mara.scheduler import GENERALIST_CHECKPOINT
-from tests.scripts import load_script
+from tests.scripts import load_script, run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "warmup_tell.py"
@@ -38,5 +37,5 @@ def test_the_planner_plays_the_warmup_and_the_network_every_later_slot():
     ],
 )
 def test_bad_arguments_are_refused_with_what_is_allowed(argv, message):
-    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=120)
+    done = run_script([sys.executable, str(SCRIPT), *argv])
     assert done.returncode == 2 and message in done.stderr, done.stderr[-1000:]
