@@ -111,7 +111,7 @@ def test_tune_actions_refuses_to_write_beside_its_checkpoint_and_reports(tmp_pat
     assert done.returncode == 2 and "--out must not be the checkpoint's directory" in done.stderr
     done = run_script([*script, "--out", str(tmp_path), "--episodes", "0"])
     assert done.returncode == 2 and "--episodes must be >= 1, got 0" in done.stderr
-    done = run_script([*script, "--out", str(tmp_path / "o"), "--anchor-episodes", "-1"])  # fmt: skip
+    done = run_script([*script, "--out", str(tmp_path / "o"), "--anchor-episodes", "-1"])
     assert done.returncode == 2 and "--anchor-episodes must be >= 0, got -1" in done.stderr
 
 

@@ -66,5 +66,5 @@ def test_command_line_refuses_a_bad_cell(tmp_path):
     script = str(ROOT / "benchmarks" / "cell_diagnostics.py")
     done = run_script([sys.executable, script, str(rows), "--cells", "rl-heavy"])
     assert done.returncode == 2 and "expected WORKLOAD/LOAD" in done.stderr
-    done = run_script([sys.executable, script, str(rows), "--cells", "rl/heavy@8", "--agents", "edf"])  # fmt: skip
+    done = run_script([sys.executable, script, str(rows), "--cells", "rl/heavy@8", "--agents", "edf"])
     assert done.returncode == 0 and "| rl/heavy@8 | edf | 2 | 0.500 | 0.300 |" in done.stdout

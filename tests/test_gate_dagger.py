@@ -282,7 +282,7 @@ def test_tune_gate_joins_several_label_files_and_names_the_one_that_does_not_fit
     fitted = json.loads((tmp_path / "o" / "report.json").read_text())["rounds"][0]
     assert fitted["slots"] == 60 and fitted["labels"] == f"{tmp_path / 'a.npz'},{tmp_path / 'b.npz'}"
     _labels(np.zeros((5, 18), np.float32), counts[:5]).save(tmp_path / "wide.npz")
-    refused = run_script([*command, str(tmp_path / "wide.npz"), "--out", str(tmp_path / "p")])  # fmt: skip
+    refused = run_script([*command, str(tmp_path / "wide.npz"), "--out", str(tmp_path / "p")])
     assert (
         refused.returncode == 1
         and f"--labels: {tmp_path / 'wide.npz'}: the labels hold gate inputs of width 18" in (refused.stderr)

@@ -29,7 +29,7 @@ def _checkpoint(tmp_path, pin: str | None = None, **flags) -> str:
 
 def test_a_gate_blind_to_the_signal_gives_the_same_weights_at_every_rate(tmp_path):
     checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True)
-    done = run_script([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")])  # fmt: skip
+    done = run_script([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")])
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "g.json").read_text())
     assert [(r["load"], r["slot"]) for r in records] == [("train", 5), ("train", 10), ("heavy", 5), ("heavy", 10)]
@@ -46,7 +46,7 @@ def test_a_checkpoint_without_a_gate_is_refused(tmp_path):
 
 def test_a_gate_that_reads_the_signal_moves_with_it(tmp_path):
     checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True, load_signal=True)
-    done = run_script([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")])  # fmt: skip
+    done = run_script([*SCRIPT, "--checkpoint", checkpoint, *SMALL, "--out", str(tmp_path / "g")])
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "g.json").read_text())
     assert any(len(set(r["srw"])) > 1 for r in records)
@@ -55,7 +55,7 @@ def test_a_gate_that_reads_the_signal_moves_with_it(tmp_path):
 def test_own_play_reports_every_band_of_every_load_and_refuses_bad_bands(tmp_path):
     checkpoint = _checkpoint(tmp_path, planner_hints=True, pick_hints=True, uniform_pick=True)
     own = ["--checkpoint", checkpoint, "--own-play", "--nodes", "4", "--horizon", "20", "--seeds", "1"]
-    done = run_script([*SCRIPT, *own, "--bands", "0", "10", "20", "--out", str(tmp_path / "o")])  # fmt: skip
+    done = run_script([*SCRIPT, *own, "--bands", "0", "10", "20", "--out", str(tmp_path / "o")])
     assert done.returncode == 0, done.stderr
     records = json.loads((tmp_path / "o.json").read_text())
     assert [(r["load"], r["slots"]) for r in records] == [("train", "0-9"), ("train", "10-19"), ("heavy", "0-9"),

@@ -271,6 +271,6 @@ def test_scale_paths_script_writes_a_loadable_scaled_copy(tmp_path):
     ],
 )
 def test_scale_paths_script_refuses_bad_arguments(tmp_path, arguments, named):
-    done = run_script([sys.executable, str(SCALE_SCRIPT), *arguments, "--out", str(tmp_path / "x.pt")])  # fmt: skip
+    done = run_script([sys.executable, str(SCALE_SCRIPT), *arguments, "--out", str(tmp_path / "x.pt")])
     assert done.returncode == 2 and named in done.stderr
     assert not (tmp_path / "x.pt").exists()
