@@ -9,7 +9,8 @@ import runpy
 import subprocess
 import sys
 import traceback
-from contextlib import chdir, redirect_stderr, redirect_stdout
+from collections.abc import Iterator
+from contextlib import chdir, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from types import ModuleType
 
@@ -20,15 +21,23 @@ def load_script(relative: str) -> ModuleType:
     """The script at ``ROOT / relative``, executed as a fresh module. Its folder is on ``sys.path``
     while it loads, as when it runs (the benchmarks import their siblings)."""
     path = ROOT / relative
-    folder = str(path.parent)
-    sys.path.insert(0, folder)
-    try:
+    with _folder_first_on_path(path):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
     return module
+
+
+@contextmanager
+def _folder_first_on_path(script: Path) -> Iterator[None]:
+    """``script``'s folder first on ``sys.path``, as when it runs; ``sys.path`` as it was after (some
+    scripts add to it themselves)."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(script.resolve().parent))
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 def run_script(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -40,14 +49,19 @@ def run_script(command: list[str], cwd: Path | None = None) -> subprocess.Comple
     ``sys.path`` while it runs (in ``cwd`` if given), and ``sys.argv``, ``sys.path`` and the working directory
     are put back after."""
     args = command[1:] if command[0] == sys.executable else command
-    script, saved_argv, saved_path = str(args[0]), sys.argv, list(sys.path)
+    script, saved_argv = str(args[0]), sys.argv
     stdout, stderr = io.StringIO(), io.StringIO()
-    sys.argv, sys.path[0:0] = [script, *map(str, args[1:])], [str((Path(cwd or ".") / script).resolve().parent)]
+    sys.argv = [script, *map(str, args[1:])]
     try:
-        with chdir(cwd or Path.cwd()), redirect_stdout(stdout), redirect_stderr(stderr):
+        with (
+            _folder_first_on_path(Path(cwd or ".") / script),
+            chdir(cwd or Path.cwd()),
+            redirect_stdout(stdout),
+            redirect_stderr(stderr),
+        ):
             returncode = _exit_status(script, stderr)
     finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
+        sys.argv = saved_argv
     return subprocess.CompletedProcess(command, returncode, stdout.getvalue(), stderr.getvalue())
 
 
