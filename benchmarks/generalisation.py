@@ -77,6 +77,12 @@ def validation_env(cell: tuple[str, str, int], trace: Path | None, horizon: int)
     return env | dict(workload=workload, load=load)
 
 
+def best_other(rates: dict[str, list[float]], mara: str = "mara") -> str:
+    """The non-oracle scheduler other than ``mara`` with the highest mean completion rate in ``rates``."""
+    others = [a for a in rates if a != mara and a not in NON_ORACLE]
+    return max(others, key=lambda a: np.mean(rates[a]))
+
+
 def cell_row(
     results: dict, key: tuple[str, str, str], agents: list[str], mara: str = "mara"
 ) -> tuple[list[str], dict | None]:
@@ -84,8 +90,7 @@ def cell_row(
     workload, load, nodes = key
     runs = {a: results[(a, workload, load, nodes)] for a in agents if (a, workload, load, nodes) in results}
     rates = {a: [r["completion_rate"] for r in recs] for a, recs in runs.items()}
-    others = [a for a in rates if a != mara and a not in NON_ORACLE]
-    best = max(others, key=lambda a: np.mean(rates[a]))
+    best = best_other(rates, mara)
     diff = paired_difference(rates[mara], rates[best]) if mara in rates else None
     util = {a: mean_ci95([r["utilisation"] for r in runs[a]])[0] for a in (mara, "edf") if a in runs}
     ceiling = mean_ci95([r["upper_bound_rate"] for r in runs[best]])[0]

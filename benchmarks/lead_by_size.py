@@ -26,10 +26,10 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from generalisation import NON_ORACLE, cell_row, load_others, merge_others  # the sibling script
+from generalisation import NON_ORACLE, best_other, load_others, merge_others  # the sibling script
 
 from mara_agents.bench.figures import DPI, have_matplotlib, save_figure
-from mara_agents.stats import format_table, significance
+from mara_agents.stats import format_table, paired_difference, significance
 from mara_env.forecast.evaluation import write_report
 
 MARA = "mara"  # the label MARA's records carry here, whatever they were labelled in their files
@@ -67,8 +67,9 @@ def mara_records(sources: list[tuple[Path, str]]) -> dict[tuple[str, str, str, i
 
 def cell_summary(results: dict, cell: Cell, agents: list[str]) -> dict:
     """MARA's paired difference to the cell's best other scheduler, and both one's wasted work and utilisation."""
-    row, diff = cell_row(results, cell, [*agents, MARA], MARA)
-    best = row[4].split(" ")[0]
+    rates = {a: [r["completion_rate"] for r in results[(a, *cell)]] for a in [*agents, MARA] if (a, *cell) in results}
+    best = best_other(rates, MARA)
+    diff = paired_difference(rates[MARA], rates[best])
     mean = {a: {m: float(np.mean([r[m] for r in results[(a, *cell)]])) for m in METRICS} for a in (MARA, best)}
     return {"diff": diff, "best": best, "mara": mean[MARA], "other": mean[best]}
 
