@@ -32,7 +32,8 @@ and ``report.json`` (per round: labelled slots, cross-entropy and agreement befo
 copy whose gate also reads the path ``load_switch``'s rule names (with ``--rule-on-big-clusters`` on
 clusters of at least 17 nodes only; that flag alone limits a checkpoint's gate that reads the rule
 already, and a ``--labels`` refit reads the labels as the gate does). ``--split-gate`` gives clusters of
-at least 17 nodes a gate of their own and fits only that one, so small clusters play exactly as before.
+at least 17 nodes a gate of their own and fits only that one, so small clusters play exactly as before;
+the rounds of a checkpoint already split fit its big clusters' gate alone too.
 ``--first-episode N`` starts the
 rounds at the N-th gate scenario, so a DAgger round on another network's play meets new scenarios. Judge the result with
 ``benchmarks/gate_load_response.py --own-play`` and ``benchmarks/generalisation.py``.

@@ -12,7 +12,7 @@ import torch
 from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint
 from mara_agents.mara.context_features import RULE_MIN_NODES
 from mara_agents.mara.frozen_parts import frozen_names
-from mara_agents.mara.gate_dagger import Corner, GateLabels, fit_gate, gate_agreement, keep_own_gate
+from mara_agents.mara.gate_dagger import Corner, GateLabels, dagger_rounds, fit_gate, gate_agreement, keep_own_gate
 from mara_agents.mara.input_grafts import graft_gate_rule, rule_on_big_clusters, split_gate
 from mara_agents.mara.numpy_actor import NumpySlotEncoder
 from tests.test_gate_rule_input import ENV, EPISODES, _net, _ruled, _turns, assert_refused, tune_gate_on_labels
@@ -129,3 +129,19 @@ def test_tune_gate_splits_the_gate_and_fits_big_clusters_only(tmp_path):
         (["--split-gate"], player, False, 2, "--split-gate refits on saved --labels"),
         (["--split-gate", "--fit-rule-only"], player, True, 2, "choose one"),
     ])  # fmt: skip
+
+
+@pytest.mark.parametrize("num_nodes", [6, RULE_MIN_NODES])
+def test_gate_rounds_on_a_split_network_fit_the_big_gate_alone(tmp_path, num_nodes):
+    net = _split()
+    before = {name: tensor.clone() for name, tensor in net.state_dict().items()}
+    checkpoint = save_checkpoint(net, tmp_path / "split.pt", ENV)
+    play = {**ENV, "num_nodes": num_nodes, "max_tasks": 8, "horizon": 30}
+    dagger_rounds(net, checkpoint, play, "best_shared", None, tmp_path / "fit.pt", rounds=1, episodes=1,
+                  steps=50, jobs=1, progress=False)  # fmt: skip
+    after = load_checkpoint(tmp_path / "fit.pt")[0].state_dict()
+    moved = {name for name, tensor in before.items() if not torch.equal(after[name], tensor)}
+    if num_nodes < RULE_MIN_NODES:
+        assert not moved  # small clusters' slots teach nothing: their gate is kept, and the big one unplayed
+    else:
+        assert moved and all(name.startswith("big_gate") for name in moved), moved

@@ -357,7 +357,9 @@ def dagger_rounds(
     gate fitted so far (written to ``save_to``, keeping ``checkpoint``'s env and extra records) and refits on
     every round's labels (all of them written to ``labels_to`` after each round, if given); per round, its
     labelled slots, the fit's statistics and seconds. The rounds play the gate seeds from ``first_episode``
-    on (:func:`gate_seeds`), so a later call can play scenarios no earlier one did."""
+    on (:func:`gate_seeds`), so a later call can play scenarios no earlier one did. A ``split_gate``
+    network's rounds fit its big clusters' gate alone (``fit_gate(big_only=True)``), as its refit on saved
+    labels does: small clusters keep playing exactly as before."""
     if rounds < 1 or episodes < 1:
         raise ValueError(f"rounds and episodes must be >= 1, got {rounds} and {episodes}")
     check_first_episode(first_episode, rounds, episodes)
@@ -370,7 +372,7 @@ def dagger_rounds(
         every = GateLabels.concatenate(labels)
         if labels_to is not None:
             every.save(labels_to)
-        stats = fit_gate(net, every, steps, learning_rate)
+        stats = fit_gate(net, every, steps, learning_rate, big_only=bool(net.config.get("split_gate")))
         player = save_checkpoint(net, save_to, env, {**extra, "gate_dagger_rounds": index + 1})
         report.append({"round": index + 1, "slots": len(labels[-1]), **stats,
                        "seconds": round(time.perf_counter() - began, 1)})  # fmt: skip
