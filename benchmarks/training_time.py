@@ -10,7 +10,8 @@ times it from outside: wall-clock seconds from launch to exit, and the peak resi
 largest single process of the run (the kernel's ``ru_maxrss`` of the child and the workers it waited
 for, as ``/usr/bin/time -v`` reports it; workers alive at once are not summed). The phases come from
 the run's own records: the warm start (``warm_start.json``), the rule-gate step
-(``warm_start_rule_gate.json``, where the run has one) and PPO (the last ``seconds`` of ``log.csv``);
+(``warm_start_rule_gate.json``, where the run has one), the split step (``warm_start_split.json``, likewise)
+and PPO (the last ``seconds`` of ``log.csv``);
 what is left is start-up, loading and saving. Writes a markdown table to ``--out`` and the same
 figures as JSON beside it. Time it on a quiet machine: anything else on the cores slows every phase.
 """
@@ -28,7 +29,11 @@ import time
 from pathlib import Path
 
 TRAIN_SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "train_mara.py"
-PHASE_FILES = (("warm start", "warm_start.json"), ("rule-gate step", "warm_start_rule_gate.json"))
+PHASE_FILES = (
+    ("warm start", "warm_start.json"),
+    ("rule-gate step", "warm_start_rule_gate.json"),
+    ("split step", "warm_start_split.json"),
+)
 
 
 def time_run(train_args: list[str], run_dir: Path) -> tuple[float, float]:

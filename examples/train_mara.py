@@ -20,6 +20,7 @@ The ablations of docs/mara_policy.md change one thing each:
     --load-signal                # (slot actor) the slot's context and the critic read the arrival rate too
     --gate-context               # (hinted slot actor) the gate reads the arrival rate and log2 M directly
     --rule-gate                  # (generalist) the gate reads load_switch's path, refitted to follow it on big tabular
+    --split-step                 # (generalist) then big clusters get a gate of their own (.split_step)
     --gate-rounds 2              # (hinted slot actor) DAgger on the gate after the warm start (its own play)
     --teacher best               # (generalist) srw labels planned on the teacher's own flow draws
     --max-rows 64                # (generalist) big clusters draw up to 64 table rows, not 128
@@ -106,6 +107,13 @@ def parse_args() -> argparse.Namespace:
         "and is refitted on its own play to follow it on big tabular clusters, held to its own weights elsewhere "
         "(mara_agents.mara.rule_gate_refit; written as OUT/warm_start_rule_gate.pt; the run goes on with it) "
         f"(default: {'on with --generalist, off with --quick' if GENERALIST_RULE_GATE else 'off'})",
+    )
+    parser.add_argument(
+        "--split-step",
+        action="store_true",
+        help="(with the rule-gate step) then give clusters of at least 17 nodes a gate of their own, taught on big "
+        "tabular, rl and mixed, small clusters keeping the step's gate with the rule read on big clusters only "
+        "(mara_agents.mara.split_step; written as OUT/warm_start_split.pt; the run goes on with it)",
     )
     parser.add_argument(
         "--gate-rounds",
@@ -445,6 +453,11 @@ def configure(args: argparse.Namespace) -> PPOConfig:
     # on by default for the generalist, but not --quick's (its 2-6 nodes never reach the rule's big clusters)
     default_rule_gate = GENERALIST_RULE_GATE and args.generalist and not args.quick
     config.rule_gate = default_rule_gate if args.rule_gate is None else args.rule_gate
+    if args.split_step and not config.rule_gate:
+        raise SystemExit(
+            "--split-step splits the rule-gate step's network: it needs the step (--generalist, not --quick)"
+        )
+    config.split_step = args.split_step
     if args.warm_start_from is not None:
         config.warm_start_from = str(args.warm_start_from)
     if config.architecture == "slot" and not config.planner_hints and not args.quick:

@@ -61,8 +61,7 @@ from mara_agents.mara.gate_dagger import (  # noqa: E402
     check_first_episode,
     check_hold_weight,
     dagger_rounds,
-    fit_gate,
-    keep_own_gate,
+    refit_on_labels,
 )
 from mara_agents.mara.input_grafts import (  # noqa: E402
     graft_gate_context,
@@ -252,13 +251,12 @@ def main() -> None:
             raise SystemExit(f"--fit-rule-only: {args.checkpoint}'s gate does not read the rule (gate_rule)")
         try:
             labels = joined_labels(net, args.labels)
-            if net.config.get("gate_rule_big"):  # read as this gate reads them
-                labels = labels.with_rule_on_big_clusters()
-            if args.teach_only is not None:
-                labels = keep_own_gate(net, labels, args.teach_only, args.teach_planners_only, args.hold_weight)
             named = ",".join(map(str, args.labels))
-            fitted = fit_gate(net, labels, args.steps, args.learning_rate, args.fit_rule_only, args.split_gate)
-            rounds = [{"labels": named, "slots": len(labels), **fitted}]
+            fitted = refit_on_labels(
+                net, labels, args.teach_only, args.teach_planners_only, args.hold_weight, args.steps,
+                args.learning_rate, args.fit_rule_only, args.split_gate,
+            )  # fmt: skip
+            rounds = [{"labels": named, **fitted}]
         except ValueError as error:
             raise SystemExit(f"--labels: {error}") from None
         args.out.mkdir(parents=True, exist_ok=True)  # only once the refit worked: a refusal leaves nothing

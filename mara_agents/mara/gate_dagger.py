@@ -323,6 +323,27 @@ def fit_gate(
     return {**before, "loss_after": _loss(net, labels), "agreement_after": gate_agreement(net, labels)}
 
 
+def refit_on_labels(
+    net: SlotMARANet,
+    labels: GateLabels,
+    corners: Sequence[Corner] | None = None,
+    planners_only: bool = False,
+    hold_weight: float = 1.0,
+    steps: int = 400,
+    learning_rate: float = 3e-3,
+    rule_only: bool = False,
+    big_only: bool = False,
+) -> dict[str, float]:
+    """:func:`fit_gate` of ``net`` (in place) on saved ``labels``, read as its gate reads them (the rule's
+    path zeroed on small clusters for a ``gate_rule_big`` gate) and, with ``corners``, taught there alone
+    (:func:`keep_own_gate`); the slots fitted and the fit's statistics."""
+    if net.config.get("gate_rule_big"):
+        labels = labels.with_rule_on_big_clusters()
+    if corners is not None:
+        labels = keep_own_gate(net, labels, corners, planners_only, hold_weight)
+    return {"slots": len(labels), **fit_gate(net, labels, steps, learning_rate, rule_only, big_only)}
+
+
 def gate_layers(net: SlotMARANet, big_only: bool = False) -> list[torch.nn.Linear]:
     """The layers a gate fit moves: the gate and its tanh layer, and a split gate's big clusters' pair
     (only that pair with ``big_only``)."""

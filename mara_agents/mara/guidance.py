@@ -115,8 +115,8 @@ def gate_weight(config: PPOConfig, guide: float) -> float:
 
 def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
     """``ValueError`` before any work where ``gate_coef`` > 0, ``gate_rounds`` > 0 or ``rule_gate`` cannot be
-    honoured (no gate, no best teacher; for the rule gate also a selector, or scenarios it cannot draw) or
-    ``gate_floor`` lies outside ``[0, gate_coef]``."""
+    honoured (no gate, no best teacher; for the rule gate also a selector, or scenarios it cannot draw),
+    ``split_step`` comes without ``rule_gate``, or ``gate_floor`` lies outside ``[0, gate_coef]``."""
     from mara_agents.mara import imitation
     from mara_agents.mara.teacher import BEST_TEACHERS, parse_teacher
 
@@ -143,6 +143,8 @@ def check_gate_settings(net: MARANet, config: PPOConfig) -> None:
                 f"got {config.teacher!r}"
             )
         check_rule_plays(config.scenarios)
+    if config.split_step and not config.rule_gate:
+        raise ValueError("split_step splits the rule-gate step's network: it needs rule_gate")
 
 
 def check_guide_settings(config: PPOConfig) -> None:

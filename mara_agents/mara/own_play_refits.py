@@ -1,8 +1,8 @@
 """The refits a training run may make of its warm start on the policy's own play, before PPO: the gate
 taught to read and follow ``load_switch``'s rule on big ``tabular`` clusters (:mod:`~.rule_gate_refit`,
-``rule_gate``), DAgger on the gate alone (:mod:`~.gate_dagger`, ``gate_rounds``) and then on every turn
-(:mod:`~.action_dagger`, ``action_rounds``). Each writes its checkpoint and a record of its rounds beside
-``warm_start.pt``."""
+``rule_gate``), then big clusters given a gate of their own (:mod:`~.split_step`, ``split_step``), DAgger
+on the gate alone (:mod:`~.gate_dagger`, ``gate_rounds``) and then on every turn (:mod:`~.action_dagger`,
+``action_rounds``). Each writes its checkpoint and a record of its rounds beside ``warm_start.pt``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from mara_agents.mara.checkpoint import save_checkpoint
 from mara_agents.mara.gate_dagger import dagger_rounds
 from mara_agents.mara.rule_gate_refit import rule_gate_refit
 from mara_agents.mara.slot_network import SlotMARANet
+from mara_agents.mara.split_step import split_step
 from mara_env.torch_threads import torch_threads
 
 if TYPE_CHECKING:
@@ -42,12 +43,31 @@ def refit_rule_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate:
     return grafted
 
 
+def refit_split(config: PPOConfig, out: Path, progress: bool, evaluate: EvaluateNet | None):
+    """The split step on the rule-gate step's player and labels (:func:`~.split_step.split_step`):
+    ``out/warm_start_split.pt`` and its record (with ``evaluate`` of it) in ``out/warm_start_split.json``,
+    each part's network and the play's labels beside them. Returns the split network: the run goes on with it."""
+    began = time.perf_counter()
+    split, report = split_step(
+        out / "rule_gate_player.pt", out / "warm_start_rule_gate_labels.npz", config.env, config.teacher,
+        config.scenarios, out, jobs=config.processes, progress=progress,
+    )  # fmt: skip
+    save_checkpoint(split, out / "warm_start_split.pt", config.env, {"config": asdict(config), "iteration": 0})
+    write_record(
+        split, report, began, out / "warm_start_split.json", None if evaluate is None else (lambda: evaluate(split))
+    )
+    return split
+
+
 def latest_refit(config: PPOConfig, out: Path, before: str) -> Path:
     """The checkpoint the refit ``before`` (``"gate"`` or ``"actions"``) starts from: the latest of the warm
-    start, its rule-gate copy and (before the action rounds) its gate rounds that the run makes."""
+    start, its rule-gate copy, that copy's split and (before the action rounds) its gate rounds that the run
+    makes."""
     if before == "actions" and config.gate_rounds:
         return out / "warm_start_gate.pt"
-    return out / ("warm_start_rule_gate.pt" if config.rule_gate else "warm_start.pt")
+    if config.rule_gate:
+        return out / ("warm_start_split.pt" if config.split_step else "warm_start_rule_gate.pt")
+    return out / "warm_start.pt"
 
 
 def refit_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate: Evaluate | None) -> None:

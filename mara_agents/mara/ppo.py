@@ -50,7 +50,7 @@ from mara_agents.mara.guidance import (
     guide_weights,
 )
 from mara_agents.mara.network import MARANet
-from mara_agents.mara.own_play_refits import refit_actions, refit_gate, refit_rule_gate
+from mara_agents.mara.own_play_refits import refit_actions, refit_gate, refit_rule_gate, refit_split
 from mara_agents.mara.rollout import collect_rollout, finite
 from mara_agents.mara.row_buckets import critic_values, rows_needed, size_buckets, trim_batch
 from mara_agents.mara.run_log import log_row, tensorboard_writer
@@ -92,6 +92,7 @@ class PPOConfig:
     gate_floor: float = 0.0  # the gate loss's weight never falls below this in PPO (0: off once the guide is)
     warm_start_from: str | None = None  # a run directory: start from its warm_start.pt instead of cloning anew
     rule_gate: bool = False  # after the warm start: the gate reads load_switch's path, follows it on big tabular
+    split_step: bool = False  # after the rule-gate step: big clusters get a gate of their own (.split_step)
     gate_rounds: int = 0  # after the warm start: rounds of DAgger on the gate alone (gate_dagger; 0: none)
     gate_episodes: int = 200  # scenarios the policy plays per gate round, labelled by the teacher
     action_rounds: int = 0  # after the warm start (and gate rounds): rounds of DAgger on every turn (action_dagger)
@@ -194,6 +195,8 @@ def _train(config: PPOConfig, out: Path, progress: bool, threads: int) -> dict:
         if config.rule_gate:  # a copy with a wider gate: the run goes on with it, and a fresh optimiser
             evaluate_net = (lambda other: evaluate_policy(other, config)) if config.eval_seeds else None
             net = refit_rule_gate(net, config, out, progress, evaluate_net)
+            if config.split_step:
+                net = refit_split(config, out, progress, evaluate_net)
             optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
         if config.gate_rounds:
             refit_gate(net, config, out, progress, evaluate)
