@@ -10,7 +10,8 @@ one play. What a run with ``--split-step`` does after its rule-gate step, on its
 (``mara_agents.mara.split_step``): the gate reads the rule on clusters of at least 17 nodes only and is
 refitted as the step's; a split copy is taught big ``tabular`` and ``rl``, plays 150 big ``rl``
 scenarios, and a second split copy is fitted on both label sets with big ``mixed`` taught too. Writes
-into ``--out``: ``checkpoint.pt`` (the split network), ``report.json`` (each part's slots, agreement
+into ``--out``: ``checkpoint.pt`` (the split network, recording the run's settings with the split step on),
+``report.json`` (each part's slots, agreement
 before and after, seconds), each part's network and the play's labels. About 15 minutes on 2 cores.
 """
 
@@ -30,7 +31,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune_gate import training_config  # noqa: E402
 
-from mara_agents.mara.checkpoint import save_checkpoint  # noqa: E402
+from mara_agents.mara.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from mara_agents.mara.split_step import split_step  # noqa: E402
 
 STEP_FILES = ("rule_gate_player.pt", "warm_start_rule_gate_labels.npz")  # what the rule-gate step left
@@ -59,6 +60,17 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
+def split_record(run: Path) -> dict:
+    """What the split network records: the run's settings (from its ``warm_start_rule_gate.pt``, with the split
+    step on), as the same run with ``--split-step`` would record them, and the run it came from."""
+    record: dict = {"split_step": str(run)}
+    if (run / "warm_start_rule_gate.pt").is_file():
+        extra = load_checkpoint(run / "warm_start_rule_gate.pt")[2]
+        if "config" in extra:
+            record.update(config={**extra["config"], "split_step": True}, iteration=0)
+    return record
+
+
 def main() -> None:
     args = parse_args()
     config = training_config(args.train_args)
@@ -69,7 +81,7 @@ def main() -> None:
         net, report = split_step(player, labels, config.env, config.teacher, config.scenarios, args.out, args.jobs)
     except ValueError as error:
         raise SystemExit(f"--run {args.run}: {error}") from None
-    save_checkpoint(net, args.out / "checkpoint.pt", config.env, {"split_step": str(args.run)})
+    save_checkpoint(net, args.out / "checkpoint.pt", config.env, split_record(args.run))
     record = {"run": str(args.run), "train_args": args.train_args, "parts": report}
     (args.out / "report.json").write_text(json.dumps(record, indent=1) + "\n")
     for part in report:

@@ -89,3 +89,17 @@ def test_the_split_step_script_refuses_a_run_without_a_rule_gate_step(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "holds no finished rule-gate step (missing rule_gate_player.pt)" in done.stderr
     assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_the_split_network_records_its_run_settings_with_the_split_step_on(tmp_path, monkeypatch):
+    from mara_agents.mara.checkpoint import save_checkpoint
+
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    from split_step import split_record  # examples/split_step.py
+
+    net = SlotMARANet(width=16, layers=1, heads=2, planner_hints=True, pick_hints=True, uniform_pick=True)
+    assert split_record(tmp_path) == {"split_step": str(tmp_path)}  # a run without the step's copy: no settings
+    settings = {"rule_gate": True, "split_step": False, "seed": 3}
+    save_checkpoint(net, tmp_path / "warm_start_rule_gate.pt", {}, {"config": settings, "iteration": 0})
+    record = split_record(tmp_path)
+    assert record["config"] == {**settings, "split_step": True} and record["iteration"] == 0
