@@ -43,7 +43,7 @@ def refit_rule_gate(net, config: PPOConfig, out: Path, progress: bool, evaluate:
     return grafted
 
 
-def refit_split(config: PPOConfig, out: Path, progress: bool, evaluate: EvaluateNet | None):
+def refit_split(config: PPOConfig, out: Path, progress: bool, evaluate: EvaluateNet | None) -> SlotMARANet:
     """The split step on the rule-gate step's player and labels (:func:`~.split_step.split_step`):
     ``out/warm_start_split.pt`` and its record (with ``evaluate`` of it) in ``out/warm_start_split.json``,
     each part's network and the play's labels beside them. Returns the split network: the run goes on with it."""

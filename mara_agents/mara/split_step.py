@@ -65,7 +65,7 @@ def split_step(
     labels.check_for(net)
     report: list[dict] = []
 
-    def fitted(name: str, base: SlotMARANet, parts: GateLabels, corners, **how) -> SlotMARANet:
+    def fitted(name: str, base: SlotMARANet, parts: GateLabels, corners: tuple[Corner, ...], **how) -> SlotMARANet:
         began = time.perf_counter()
         stats = refit_on_labels(base, parts, corners, steps=RULE_FIT_STEPS, **how)
         report.append({"part": name, **stats, "seconds": round(time.perf_counter() - began, 1)})
