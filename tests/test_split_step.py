@@ -103,3 +103,12 @@ def test_the_split_network_records_its_run_settings_with_the_split_step_on(tmp_p
     save_checkpoint(net, tmp_path / "warm_start_rule_gate.pt", {}, {"config": settings, "iteration": 0})
     record = split_record(tmp_path)
     assert record["config"] == {**settings, "split_step": True} and record["iteration"] == 0
+
+
+def test_scenarios_that_cannot_reach_big_clusters_are_refused_before_any_fit(tmp_path):
+    from mara_agents.mara.scenarios import ScenarioSampler
+
+    small = ScenarioSampler(nodes=(2, 6), max_tasks_cap=24, fixed={"forecaster": "wls"})
+    with pytest.raises(ValueError, match="min_nodes"):
+        split_step.split_step(tmp_path / "p.pt", tmp_path / "l.npz", {}, "best_shared", small, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written

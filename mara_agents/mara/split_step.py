@@ -13,7 +13,7 @@ step's player (``rule_gate_player.pt``) and its labels, with no new play but one
 2. **First split** (:data:`FIRST_CORNERS`): the limited network's big clusters get a copy of its gate
    (``input_grafts.split_gate``), the only part fitted, taught big ``tabular`` and big ``rl`` (at ten
    times the weight, so it stays with ``rl``'s teacher, which never names ``srw``).
-3. **Play on big rl** (:data:`BIG_RL_PLAY`): the first split plays big ``rl`` scenarios, labelled by the
+3. **Play on big rl** (:data:`BIG_RL_FOCUS`): the first split plays big ``rl`` scenarios, labelled by the
    step's teacher: its own states, where the step's labels missed how far it leans to ``srw``.
 4. **The split** (:data:`SPLIT_CORNERS`): the limited network split again and fitted on both label sets,
    big ``mixed`` taught too (held, its few slots followed what the taught corners play).
@@ -56,13 +56,14 @@ def split_step(
     """The split network made from the rule-gate step's ``player`` checkpoint and ``step_labels``
     (``env``, ``teacher`` and ``sampler``: the run's); per part its statistics and seconds. Each part's
     network and the play's labels are written into ``out`` (``LIMITED_FILE``, ``FIRST_FILE``,
-    ``PLAY_LABELS_FILE``). ``ValueError`` for a player that cannot take the limit or the split, or
-    labels its gate cannot be fitted on."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    ``PLAY_LABELS_FILE``). ``ValueError`` (before any fit, with nothing written) for scenarios that cannot
+    reach big clusters, a player that cannot take the limit, or labels its gate cannot be fitted on."""
+    on_big_rl = dataclasses.replace(sampler, focus=BIG_RL_FOCUS)  # refused here, before any fit, if it cannot
     labels = GateLabels.load(step_labels)
     net, saved_env, extra = load_checkpoint(Path(player))
     labels.check_for(net)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     report: list[dict] = []
 
     def fitted(name: str, base: SlotMARANet, parts: GateLabels, corners: tuple[Corner, ...], **how) -> SlotMARANet:
@@ -76,7 +77,6 @@ def split_step(
     first = fitted("first split", split_gate(limited), labels, FIRST_CORNERS, big_only=True)  # a copy: limited stays
     first_path = save_checkpoint(first, out / FIRST_FILE, saved_env, {**extra, "split_step": "first"})
     began, seeds = time.perf_counter(), gate_seeds(BIG_RL_FIRST_EPISODE, BIG_RL_EPISODES)
-    on_big_rl = dataclasses.replace(sampler, focus=BIG_RL_FOCUS)
     played = label_own_play(first_path, env, rule_teacher(teacher), seeds, on_big_rl, jobs, progress)
     played.save(out / PLAY_LABELS_FILE)
     report.append({"part": "play on big rl", "episodes": BIG_RL_EPISODES, "slots": len(played),
